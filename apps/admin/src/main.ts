@@ -1,0 +1,19 @@
+import { Logger, ShutdownSignal } from '@nestjs/common';
+import { createAdminApp } from './app';
+import { adminListenConfig } from './config';
+
+async function bootstrap(): Promise<void> {
+  const config = adminListenConfig();
+  const app = await createAdminApp({ logger: config.logLevels });
+  // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
+  app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
+    useProcessExit: true,
+  });
+  await app.listen(config.port, config.host);
+  new Logger('Admin').log(`listening on ${await app.getUrl()}`);
+}
+
+bootstrap().catch((err: unknown) => {
+  new Logger('Admin').fatal(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.exit(1);
+});

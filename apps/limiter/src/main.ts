@@ -1,0 +1,19 @@
+import { Logger, ShutdownSignal } from '@nestjs/common';
+import { createLimiterApp } from './app';
+import { limiterListenConfig } from './config';
+
+async function bootstrap(): Promise<void> {
+  const config = limiterListenConfig();
+  const app = await createLimiterApp({ logger: config.logLevels });
+  // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
+  app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
+    useProcessExit: true,
+  });
+  await app.listen(config.port, config.host);
+  new Logger('Limiter').log(`listening on ${await app.getUrl()}`);
+}
+
+bootstrap().catch((err: unknown) => {
+  new Logger('Limiter').fatal(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,34 @@
+// Unit tests live beside the code (libs/**, apps/**); end-to-end tests live in test/ and talk to
+// real NATS, Redis and SQLite.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+  },
+];
+const moduleNameMapper = {
+  '^@app/engine(|/.*)$': '<rootDir>/libs/engine/src$1',
+  '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
+};
+const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
+
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/libs', '<rootDir>/apps'],
+      testMatch: ['**/*.spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.e2e-spec.ts', '**/*.spec.ts'],
+    },
+  ],
+};

@@ -1,0 +1,41 @@
+import { listenConfig, parseLogLevel, parsePort } from './env';
+
+const limiterListenConfig = (env: Record<string, string>) => listenConfig(env, 'PORT', 8080);
+
+describe('listen config from the environment', () => {
+  it('defaults to 0.0.0.0:8080 at level info', () => {
+    expect(limiterListenConfig({})).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      logLevels: ['fatal', 'error', 'warn', 'log'],
+    });
+  });
+
+  it('reads HOST, PORT and LOG_LEVEL', () => {
+    const config = limiterListenConfig({ HOST: '127.0.0.1', PORT: '9000', LOG_LEVEL: 'silent' });
+    expect(config).toEqual({ host: '127.0.0.1', port: 9000, logLevels: false });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(limiterListenConfig({ HOST: '', PORT: ' ', LOG_LEVEL: '' }).port).toBe(8080);
+  });
+
+  it.each(['abc', '-1', '65536', '80.5', '1e3', '0x50'])('refuses PORT=%s', (raw) => {
+    expect(() => parsePort('PORT', raw, 8080)).toThrow(/PORT must be a port number/);
+  });
+
+  it('refuses an unknown LOG_LEVEL', () => {
+    expect(() => parseLogLevel('loud')).toThrow(/LOG_LEVEL must be one of/);
+    expect(() => parseLogLevel('toString')).toThrow(/LOG_LEVEL must be one of/);
+  });
+});
+
+describe('admin listen config', () => {
+  it('reads ADMIN_PORT, default 8081, and shares HOST', () => {
+    expect(listenConfig({}, 'ADMIN_PORT', 8081).port).toBe(8081);
+    expect(listenConfig({ ADMIN_PORT: '9001', HOST: '::1' }, 'ADMIN_PORT', 8081)).toMatchObject({
+      host: '::1',
+      port: 9001,
+    });
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * The operator interface of CONTRACT.md section 6: reading the environment. Invalid values are
+ * refused with a message naming the variable, so a process stops at start instead of misbehaving.
+ */
+
+/** Log levels in the spelling NestJS uses (structurally its `LogLevel`). */
+export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ListenConfig {
+  readonly host: string;
+  readonly port: number;
+  /** false: silent. */
+  readonly logLevels: LogLevelName[] | false;
+}
+
+/** HOST, LOG_LEVEL and the port variable of one app (PORT for the limiter, ADMIN_PORT for admin). */
+export function listenConfig(env: Env, portVariable: string, defaultPort: number): ListenConfig {
+  return {
+    host: nonEmpty(env['HOST']) ?? '0.0.0.0',
+    port: parsePort(portVariable, env[portVariable], defaultPort),
+    logLevels: parseLogLevel(env['LOG_LEVEL']),
+  };
+}
+
+export function parsePort(name: string, raw: string | undefined, fallback: number): number {
+  const value = nonEmpty(raw);
+  if (value === undefined) return fallback;
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(port >= 0 && port <= 65535)) {
+    throw new Error(`${name} must be a port number (0..65535), got "${value}"`);
+  }
+  return port;
+}
+
+const LEVELS: Record<string, LogLevelName[] | false> = {
+  silent: false,
+  fatal: ['fatal'],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/** LOG_LEVEL: silent, fatal, error, warn, info (default), debug or trace. */
+export function parseLogLevel(raw: string | undefined): LogLevelName[] | false {
+  const value = (nonEmpty(raw) ?? 'info').toLowerCase();
+  const levels = Object.hasOwn(LEVELS, value) ? LEVELS[value] : undefined;
+  if (levels === undefined) {
+    throw new Error(`LOG_LEVEL must be one of ${Object.keys(LEVELS).join(', ')}, got "${raw}"`);
+  }
+  return levels;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}

@@ -1,0 +1,39 @@
+import { HEADERS } from './routes';
+
+/** The parts of an AcquireReply that the rate-limit headers describe. */
+export interface HeaderSource {
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+}
+
+/** Whole seconds, rounded up, never negative (section 4: "seconds, integer, rounded up"). */
+export function secondsRoundedUp(ms: number): number {
+  return ms > 0 ? Math.ceil(ms / 1000) : 0;
+}
+
+/**
+ * Headers for `/rate/*` and `/v1/acquire`, admitted or not. Refused replies also carry
+ * `Retry-After` of at least 1 s: a 0 would invite an immediate retry storm.
+ */
+export function rateLimitHeaders(reply: HeaderSource): Record<string, string> {
+  const limit = String(reply.limit);
+  const remaining = String(Math.max(0, reply.remaining));
+  const reset = String(secondsRoundedUp(reply.resetMs));
+  const headers: Record<string, string> = {
+    [HEADERS.rateLimitLimit]: limit,
+    [HEADERS.rateLimitRemaining]: remaining,
+    [HEADERS.rateLimitReset]: reset,
+    [HEADERS.xRateLimitLimit]: limit,
+    [HEADERS.xRateLimitRemaining]: remaining,
+    [HEADERS.xRateLimitReset]: reset,
+  };
+  if (!reply.allowed) {
+    const retryAfter = String(Math.max(1, secondsRoundedUp(reply.retryAfterMs)));
+    headers[HEADERS.retryAfter] = retryAfter;
+    headers[HEADERS.xRateLimitRetryAfter] = retryAfter;
+  }
+  return headers;
+}

@@ -1,0 +1,58 @@
+/** Public wire contract of the rate limiter (CONTRACT.md sections 1-4, 6, 7). */
+
+export * from './codes';
+export * from './subjects';
+export * from './routes';
+export * from './headers';
+export * from './quota-spec';
+export * from './key-match';
+export * from './providers';
+
+export * from './messages/limits';
+export * from './messages/fields';
+export * from './messages/acquire';
+export * from './messages/batch';
+export * from './messages/release';
+export * from './messages/usage';
+export * from './messages/stats';
+export * from './messages/error-reply';
+export * from './messages/gocc-debug';
+export type * from './messages/normalised';
+export type { EngineCompatibility } from './messages/engine-compat';
+
+export * from './validation/parse-result';
+export { parseKey, normaliseKey } from './validation/key';
+export { parseAcquire, parseDecide } from './validation/parse-acquire';
+export { parseBatch, parseBatchEntry, type BatchEntry } from './validation/parse-batch';
+export { parseRelease } from './validation/parse-release';
+export { parseUsage } from './validation/parse-usage';
+export { parseStats } from './validation/parse-stats';
+export { parseJsonBody, fromJsonBody } from './validation/json-body';
+export * from './validation/parse-json';
+export { invalidAcquireReply, invalidRequestReply } from './validation/invalid-reply';
+export { parseGoccRateQuery, type GoccRateOptions } from './validation/gocc-query';
+
+export { ConfigError, type ConfigIssue } from './config/config-error';
+export { parseDuration, formatDuration } from './config/duration';
+export {
+  parseConfigFile,
+  type ConfigFormat,
+  type LimiterConfig,
+  type ParseConfigOptions,
+} from './config/parse-config';
+export {
+  GOCC_DEFAULTS,
+  DEFAULT_QUEUE_MAX_WAIT_MS,
+  goccDefaultQuota,
+  goccQuota,
+  goccQueueMaxWaitMs,
+  readGoccSettings,
+  requestsLimitName,
+  type GoccSettings,
+} from './config/gocc-default';
+export { goccQuotaName } from './config/gocc-config';
+export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
+export { effectiveQuotas } from './config/effective-quotas';
+export { isIanaTimeZone } from './config/timezone';
+export { listenConfig, parseLogLevel, parsePort } from './env';
+export type { Env, ListenConfig, LogLevelName } from './env';

@@ -1,0 +1,16 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** `GET /debug/:key`, field names exactly as GoCC spells them. */
+export const GoccDebugReplySchema = Type.Object({
+  Key: Type.String(),
+  Config: Type.Object({
+    WindowMillis: Type.Integer({ minimum: 0 }),
+    MaxRequestsPerWindow: Type.Integer({ minimum: 0 }),
+    MaxRequestsInQueue: Type.Integer({ minimum: 0 }),
+  }),
+  NumApprovedThisWindow: Type.Integer({ minimum: 0 }),
+  NumDeniedThisWindow: Type.Integer({ minimum: 0 }),
+  NumWaiting: Type.Integer({ minimum: 0 }),
+  Found: Type.Boolean(),
+});
+export type GoccDebugReply = Static<typeof GoccDebugReplySchema>;

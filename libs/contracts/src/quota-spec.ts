@@ -1,0 +1,58 @@
+/**
+ * Quota policy shapes of CONTRACT section 1, as the config file and provider profiles produce them.
+ * They mirror the engine's types field for field (checked at compile time in
+ * messages/engine-compat.ts), so contracts never needs the engine at run time.
+ */
+
+export const ALGORITHMS = ['fixed_window', 'sliding_window', 'token_bucket'] as const;
+export type AlgorithmName = (typeof ALGORITHMS)[number];
+
+export const SCOPES = ['local', 'cluster'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const STORE_FAILURE_POLICIES = ['closed', 'open', 'local'] as const;
+export type StoreFailurePolicy = (typeof STORE_FAILURE_POLICIES)[number];
+
+export interface LimitSpec {
+  readonly name: string;
+  /** `requests`, `tokens` or any other lowercase word. */
+  readonly unit: string;
+  /** Capacity per window; 0 means unlimited and the limit is skipped. */
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: AlgorithmName;
+  /** token_bucket only: capacity, default `limit`. */
+  readonly burst?: number;
+  /** Windows of whole days that reset at midnight in `timezone` (IANA, default UTC). */
+  readonly align?: 'calendar';
+  readonly timezone?: string;
+  /** sliding_window only: sub-buckets per window, 1..120 (default 10). */
+  readonly precision?: number;
+}
+
+export interface QueueSpec {
+  readonly maxSize: number;
+  readonly maxWaitMs: number;
+}
+
+export interface ConcurrencySpec {
+  readonly max: number;
+  readonly leaseTtlMs: number;
+}
+
+export interface QuotaSpec {
+  readonly name: string;
+  /** Glob with `*`, or `re:<regex>`. */
+  readonly match?: string;
+  readonly limits: readonly LimitSpec[];
+  readonly queue?: QueueSpec;
+  readonly concurrency?: ConcurrencySpec;
+  readonly scope?: Scope;
+  readonly onStoreFailure?: StoreFailurePolicy;
+  readonly shadow?: boolean;
+}
+
+/** The quota that serves keys no other quota claims. */
+export const DEFAULT_QUOTA_NAME = 'default';
+
+export const MS_PER_DAY = 86_400_000;

@@ -1,0 +1,48 @@
+/** HTTP routes, query parameters and header names of CONTRACT section 4 (Fastify path syntax). */
+
+/** GoCC-compatible routes. */
+export const GOCC_ROUTES = {
+  /** POST or GET: acquire one request for `key`. */
+  rate: '/rate/:key',
+  /** DELETE: release a request admitted earlier. */
+  release: '/rate/:key/:requestId',
+  /** GET: GoCC's debug view of one key. */
+  debug: '/debug/:key',
+} as const;
+
+export const GOCC_QUERY = {
+  canWait: 'canWait',
+  maxRequests: 'maxRequests',
+  maxRequestsInQueue: 'maxRequestsInQueue',
+} as const;
+
+/** JSON API routes. */
+export const API_ROUTES = {
+  acquire: '/v1/acquire',
+  acquireBatch: '/v1/acquire/batch',
+  decide: '/v1/decide',
+  release: '/v1/release',
+  usage: '/v1/usage',
+  /** GET, with `?quota=`. */
+  stats: '/v1/stats/:key',
+} as const;
+
+export const STATS_QUERY = { quota: 'quota' } as const;
+
+export const OPERATIONS_ROUTES = {
+  health: '/healthz',
+  ready: '/readyz',
+  metrics: '/metrics',
+} as const;
+
+export const HEADERS = {
+  rateLimitLimit: 'RateLimit-Limit',
+  rateLimitRemaining: 'RateLimit-Remaining',
+  rateLimitReset: 'RateLimit-Reset',
+  xRateLimitLimit: 'X-RateLimit-Limit',
+  xRateLimitRemaining: 'X-RateLimit-Remaining',
+  xRateLimitReset: 'X-RateLimit-Reset',
+  retryAfter: 'Retry-After',
+  xRateLimitRetryAfter: 'X-RateLimit-Retry-After',
+  correlationId: 'X-Correlation-ID',
+} as const;

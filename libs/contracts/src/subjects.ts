@@ -1,0 +1,37 @@
+/** NATS subjects and queue group of CONTRACT section 3. Keys travel in payloads, never in subjects. */
+
+export const DEFAULT_NATS_SUBJECT_PREFIX = 'ratelimit.v1';
+export const DEFAULT_NATS_QUEUE_GROUP = 'ratelimit-limiter';
+
+export interface NatsSubjects {
+  readonly acquire: string;
+  readonly acquireBatch: string;
+  readonly decide: string;
+  readonly release: string;
+  readonly usage: string;
+  readonly stats: string;
+}
+
+// A prefix is one or more dot-separated tokens without wildcards or whitespace, so that every
+// subject built from it is a literal subject a queue subscription can listen on.
+const SUBJECT_PREFIX = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
+
+export function isValidSubjectPrefix(prefix: string): boolean {
+  return SUBJECT_PREFIX.test(prefix);
+}
+
+export function natsSubjects(prefix: string = DEFAULT_NATS_SUBJECT_PREFIX): NatsSubjects {
+  if (!isValidSubjectPrefix(prefix)) {
+    throw new Error(
+      `NATS_SUBJECT_PREFIX: "${prefix}" must be dot-separated tokens without spaces or wildcards`,
+    );
+  }
+  return {
+    acquire: `${prefix}.acquire`,
+    acquireBatch: `${prefix}.acquire.batch`,
+    decide: `${prefix}.decide`,
+    release: `${prefix}.release`,
+    usage: `${prefix}.usage`,
+    stats: `${prefix}.stats`,
+  };
+}

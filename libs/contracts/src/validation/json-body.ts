@@ -1,0 +1,33 @@
+import { BODY_FIELD, fieldFailure, type ParseResult } from './parse-result';
+
+const utf8 = new TextDecoder('utf-8');
+const BYTE_ORDER_MARK = 0xfeff;
+
+/** Invalid UTF-8 becomes U+FFFD rather than an error: the key rules then judge the text. */
+function decode(bytes: Uint8Array): string {
+  return Buffer.isBuffer(bytes) ? bytes.toString('utf8') : utf8.decode(bytes);
+}
+
+/** Decodes and parses a JSON body; any failure is reported against the field `body`. */
+export function parseJsonBody(body: string | Uint8Array): ParseResult<unknown> {
+  let text = typeof body === 'string' ? body : decode(body);
+  if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    // Only now look at why: valid bodies never pay for the trim or the message.
+    if (text.trim() === '') return fieldFailure(BODY_FIELD, 'is empty; expected a JSON object');
+    const detail = error instanceof Error ? error.message : String(error);
+    return fieldFailure(BODY_FIELD, `is not valid JSON (${detail})`);
+  }
+}
+
+/** Lifts a validator of parsed values to one of raw JSON bodies (Buffer or string). */
+export function fromJsonBody<T>(
+  parse: (input: unknown) => ParseResult<T>,
+): (body: string | Uint8Array) => ParseResult<T> {
+  return (body) => {
+    const json = parseJsonBody(body);
+    return json.ok ? parse(json.value) : json;
+  };
+}

@@ -1,0 +1,53 @@
+import type { CalendarWindows } from '../time/calendar';
+import type { AlgorithmName } from '../types';
+
+/**
+ * A limit after validation, with everything its algorithm needs precomputed. Algorithms keep
+ * their state in a row of a Float64Array (no object per key), at `offset` within the row.
+ */
+export interface CompiledLimit {
+  readonly name: string;
+  readonly unit: string;
+  readonly algorithm: AlgorithmName;
+  /** The most a single request may cost (the limit, or the burst of a token bucket). */
+  readonly capacity: number;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly impl: LimitAlgorithm;
+  /** Position of this limit's state within the key's row. */
+  readonly offset: number;
+  /** fixed_window with `align: calendar`. */
+  readonly calendar: CalendarWindows | undefined;
+  /** sliding_window: sub-bucket length and ring size. */
+  readonly bucketMs: number;
+  readonly ringSize: number;
+  /** Equal keys mean the same state layout and meaning, so state can be copied verbatim. */
+  readonly layoutKey: string;
+}
+
+/**
+ * The contract every algorithm keeps. `now` is always a parameter (epoch ms); time that moves
+ * backwards is treated as the latest time seen by the state, so a clock step never frees capacity.
+ * A row of zeros is a fresh state, and a state that is idle (see `idleAt`) is equivalent to zeros.
+ */
+export interface LimitAlgorithm {
+  /** Float64 slots of state per key. */
+  slots(limit: CompiledLimit): number;
+  /** Bring the state forward to `now` (roll windows, refill); never changes what is admitted. */
+  sync(s: Float64Array, o: number, limit: CompiledLimit, now: number): void;
+  /** Cost that could be admitted now (after sync). May be negative after recorded overuse. */
+  available(s: Float64Array, o: number, limit: CompiledLimit): number;
+  charge(s: Float64Array, o: number, limit: CompiledLimit, now: number, cost: number): void;
+  /** Give back cost charged at `chargedAt`, only where it still counts (never over-admits). */
+  refund(s: Float64Array, o: number, limit: CompiledLimit, chargedAt: number, cost: number): void;
+  /** Ms from `now` (synced) until `cost` fits if nothing else happens; 0 when it fits now. */
+  retryAfter(s: Float64Array, o: number, limit: CompiledLimit, now: number, cost: number): number;
+  /** Cost counted against the limit now. */
+  used(s: Float64Array, o: number, limit: CompiledLimit): number;
+  /** Ms until the limit is wholly available again. */
+  resetMs(s: Float64Array, o: number, limit: CompiledLimit, now: number): number;
+  /** Start of the current window, for per-window counters. */
+  windowStart(s: Float64Array, o: number, limit: CompiledLimit, now: number): number;
+  /** Instant from which the state holds no information (equals a fresh state). */
+  idleAt(s: Float64Array, o: number, limit: CompiledLimit): number;
+}

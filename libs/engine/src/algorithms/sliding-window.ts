@@ -1,0 +1,89 @@
+import type { CompiledLimit, LimitAlgorithm } from './algorithm';
+
+// Row: [headBucket, total, ring of `ringSize` sub-bucket counts]. Time is cut into sub-buckets of
+// bucketMs = ceil(windowMs / precision); a decision at bucket K counts buckets K-ringSize+1..K,
+// which cover every instant of (now - windowMs, now]. Counting the oldest sub-bucket whole is
+// what makes the guarantee exact: in ANY interval of windowMs, admitted cost <= limit. The price is
+// at most one sub-bucket (windowMs / precision) of extra waiting, never an over-admission.
+const HEAD = 0;
+const TOTAL = 1;
+const RING = 2;
+
+function bucketOf(limit: CompiledLimit, t: number): number {
+  return Math.floor(t / limit.bucketMs);
+}
+
+export const slidingWindow: LimitAlgorithm = {
+  slots: (limit) => RING + limit.ringSize,
+
+  sync(s, o, limit, now) {
+    const k = bucketOf(limit, now);
+    const head = s[o + HEAD]!;
+    if (k <= head) return;
+    const r = limit.ringSize;
+    if (k - head >= r) {
+      for (let i = 0; i < r; i++) s[o + RING + i] = 0;
+      s[o + TOTAL] = 0;
+    } else {
+      let total = s[o + TOTAL]!;
+      for (let j = head + 1; j <= k; j++) {
+        const at = o + RING + (j % r);
+        total -= s[at]!;
+        s[at] = 0;
+      }
+      s[o + TOTAL] = total;
+    }
+    s[o + HEAD] = k;
+  },
+
+  available: (s, o, limit) => limit.limit - s[o + TOTAL]!,
+
+  charge(s, o, limit, _now, cost) {
+    const at = o + RING + (s[o + HEAD]! % limit.ringSize);
+    s[at] = s[at]! + cost;
+    s[o + TOTAL] = s[o + TOTAL]! + cost;
+  },
+
+  refund(s, o, limit, chargedAt, cost) {
+    const k = bucketOf(limit, chargedAt);
+    const head = s[o + HEAD]!;
+    if (k > head || k <= head - limit.ringSize) return;
+    const at = o + RING + (k % limit.ringSize);
+    const back = Math.min(cost, s[at]!);
+    s[at] = s[at]! - back;
+    s[o + TOTAL] = s[o + TOTAL]! - back;
+  },
+
+  retryAfter(s, o, limit, now, cost) {
+    const need = s[o + TOTAL]! + cost - limit.limit;
+    if (need <= 0) return 0;
+    const r = limit.ringSize;
+    const head = s[o + HEAD]!;
+    let freed = 0;
+    for (let j = head - r + 1; j <= head; j++) {
+      freed += s[o + RING + (((j % r) + r) % r)]!;
+      // Bucket j stops counting once the head reaches j + r.
+      if (freed >= need) return Math.max(1, (j + r) * limit.bucketMs - now);
+    }
+    return Math.max(1, (head + r) * limit.bucketMs - now);
+  },
+
+  used: (s, o) => s[o + TOTAL]!,
+
+  resetMs(s, o, limit, now) {
+    return s[o + TOTAL]! > 0 ? Math.max(0, slidingWindow.idleAt(s, o, limit) - now) : 0;
+  },
+
+  windowStart: (_s, _o, limit, now) => now - (now % limit.windowMs),
+
+  idleAt(s, o, limit) {
+    if (s[o + TOTAL]! <= 0) return 0;
+    const r = limit.ringSize;
+    const head = s[o + HEAD]!;
+    // The newest non-empty bucket decides when everything has slid out.
+    for (let j = head; j > head - r; j--) {
+      if (s[o + RING + (((j % r) + r) % r)]! > 0) return (j + r) * limit.bucketMs;
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,342 @@
+import { fnv1a } from './hash/fnv1a';
+import { costProblem } from './quota/cost';
+import { compileQuota, type CompiledQuota } from './quota/compile';
+import { QuotaResolver } from './quota/resolver';
+import { InvalidQuotaError } from './errors';
+import { refusal } from './shard/decision';
+import { Shard, type TableState } from './shard/shard';
+import type { PendingAcquire } from './shard/waiters';
+import { restoreInto, snapshotOf, type EngineSnapshot } from './snapshot';
+import type {
+  AcquireInput,
+  Decision,
+  DecisionCode,
+  KeyStats,
+  QuotaSpec,
+  ReleaseInput,
+  StatsInput,
+  UsageInput,
+} from './types';
+
+export interface EngineOptions {
+  /** Shards the (quota, key) space is split over by FNV-1a; default 25 (SHARDS). */
+  readonly shards?: number;
+  /** How long a client requestId gets its first answer again; default 60 s. */
+  readonly idempotencyTtlMs?: number;
+  /** How long release and usage can find an admitted request; default 10 min. */
+  readonly receiptTtlMs?: number;
+  /** Receipts kept per shard at most (newest win); default 65 536. */
+  readonly receiptCapacity?: number;
+  /** Prefix of generated request ids; default random, so ids differ across replicas. */
+  readonly idPrefix?: string;
+}
+
+export type Outcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly code: DecisionCode; readonly reason: string };
+
+export interface QuotaCounters {
+  quota: string;
+  approved: number;
+  denied: number;
+  queued: number;
+  activeKeys: number;
+}
+
+type Fields = Partial<
+  Record<
+    'key' | 'quota' | 'cost' | 'wait' | 'maxWaitMs' | 'requestId' | 'leaseId' | 'deadline',
+    unknown
+  >
+>;
+
+const isText = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+
+/**
+ * A cheap guard for hosts that skipped the contract's validation (libs/contracts does the full
+ * job): the engine must never throw, hang a waiter or charge for a malformed request.
+ */
+type Operation = 'acquire' | 'release' | 'usage' | 'stats';
+
+/** Checks only the fields of `op`: fields an operation does not have are ignored, as on the wire. */
+function inputProblem(input: Fields, op: Operation): string | undefined {
+  if (!isText(input.key)) return 'key: must be a non-empty string';
+  if (input.quota !== undefined && !isText(input.quota)) return 'quota: must be a non-empty string';
+  if (op === 'stats') return undefined;
+  if (input.requestId !== undefined && !isText(input.requestId)) {
+    return 'requestId: must be a non-empty string';
+  }
+  if (op === 'release') {
+    const bad = input.leaseId !== undefined && !isText(input.leaseId);
+    return bad ? 'leaseId: must be a non-empty string' : undefined;
+  }
+  if (op === 'acquire') {
+    if (input.wait !== undefined && typeof input.wait !== 'boolean')
+      return 'wait: must be a boolean';
+    const wait = input.maxWaitMs;
+    if (
+      wait !== undefined &&
+      !(typeof wait === 'number' && Number.isSafeInteger(wait) && wait >= 0)
+    ) {
+      return 'maxWaitMs: must be an integer >= 0';
+    }
+    const deadline = input.deadline;
+    if (deadline !== undefined && !(typeof deadline === 'number' && Number.isFinite(deadline))) {
+      return 'deadline: must be a number (epoch ms)';
+    }
+  }
+  return costProblem(input.cost);
+}
+
+/**
+ * The rate-limit engine: quotas, and the shards that own their keys. Pure and synchronous: every
+ * call takes `now` (epoch ms); hosts call `advance(now)` when `nextWakeAt()` comes due so waiters
+ * are admitted and idle keys dropped. No I/O, no timers of its own.
+ */
+export class Engine {
+  private readonly shards: Shard[];
+  private resolver: QuotaResolver = new QuotaResolver([]);
+  private readonly tableIndex = new Map<string, number>();
+  private nextTable = 0;
+
+  constructor(quotas: readonly QuotaSpec[] = [], options: EngineOptions = {}) {
+    const count = options.shards ?? 25;
+    if (!Number.isSafeInteger(count) || count < 1)
+      throw new RangeError('shards: must be an integer >= 1');
+    const prefix = options.idPrefix ?? Math.random().toString(36).slice(2, 8);
+    const shardOptions = {
+      idempotencyTtlMs: options.idempotencyTtlMs ?? 60_000,
+      receiptTtlMs: options.receiptTtlMs ?? 600_000,
+      receiptCapacity: 2 ** Math.ceil(Math.log2(Math.max(64, options.receiptCapacity ?? 65_536))),
+    };
+    this.shards = Array.from({ length: count }, (_, i) => new Shard(i, `${prefix}.`, shardOptions));
+    this.setQuotas(quotas, 0);
+  }
+
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  /**
+   * Replaces the quota set. All quotas are validated first (InvalidQuotaError, nothing changed);
+   * then existing keys keep their counts under the new limits and waiters are re-examined.
+   */
+  setQuotas(quotas: readonly QuotaSpec[], now: number): void {
+    const compiled = quotas.map(compileQuota);
+    const seen = new Set<string>();
+    for (const q of compiled) {
+      if (seen.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
+      seen.add(q.name);
+    }
+    const resolver = new QuotaResolver(compiled);
+    const names = new Set(compiled.map((q) => q.name));
+    for (const [name, index] of this.tableIndex) {
+      if (names.has(name)) continue;
+      for (const shard of this.shards) shard.dropQuota(index, now);
+      this.tableIndex.delete(name);
+    }
+    for (const q of compiled) {
+      const index = this.tableIndex.get(q.name);
+      if (index === undefined) {
+        q.table = this.nextTable++;
+        this.tableIndex.set(q.name, q.table);
+      } else {
+        q.table = index;
+        for (const shard of this.shards) shard.changeQuota(index, q, now);
+      }
+    }
+    this.resolver = resolver;
+  }
+
+  quotas(): QuotaSpec[] {
+    return [...this.resolver.all()].map((q) => q.spec);
+  }
+
+  /** The quota a request would be decided by, or undefined. */
+  resolve(quota: string | undefined, key: string): QuotaSpec | undefined {
+    return this.resolver.resolve(quota, key)?.spec;
+  }
+
+  private tableOf(q: CompiledQuota, key: string): [Shard, TableState, number] {
+    const hash = fnv1a(key, q.seed);
+    const shard = this.shards[hash % this.shards.length]!;
+    return [shard, shard.table(q.table, q), hash];
+  }
+
+  /** Decides a request; one that may wait and has to gets a PendingAcquire, settled later. */
+  acquire(input: AcquireInput, now: number): Decision | PendingAcquire {
+    const problem = inputProblem(input, 'acquire');
+    const q = problem === undefined ? this.resolver.resolve(input.quota, input.key) : undefined;
+    if (q === undefined) return this.unresolved(input, problem);
+    const hash = fnv1a(input.key, q.seed);
+    const shard = this.shards[hash % this.shards.length]!;
+    return shard.acquire(shard.tables[q.table] ?? shard.table(q.table, q), input, now, hash);
+  }
+
+  /** Answers as acquire would; charges nothing, never waits. */
+  decide(input: AcquireInput, now: number): Decision {
+    const problem = inputProblem(input, 'acquire');
+    const q = problem === undefined ? this.resolver.resolve(input.quota, input.key) : undefined;
+    if (q === undefined) return this.unresolved(input, problem);
+    const [shard, table, hash] = this.tableOf(q, input.key);
+    return shard.decide(table, input, now, hash);
+  }
+
+  private unresolved(input: AcquireInput, problem: string | undefined): Decision {
+    const key = typeof input.key === 'string' ? input.key : '';
+    const id = typeof input.requestId === 'string' ? input.requestId : '';
+    const quota = typeof input.quota === 'string' ? input.quota : '';
+    if (problem !== undefined) return refusal('INVALID_REQUEST', id, key, quota, problem);
+    return input.quota !== undefined
+      ? refusal(
+          'UNKNOWN_QUOTA',
+          id,
+          key,
+          input.quota,
+          `quota: ${JSON.stringify(input.quota)} does not exist`,
+        )
+      : refusal(
+          'UNKNOWN_QUOTA',
+          id,
+          key,
+          '',
+          'quota: no quota matches the key and there is no default',
+        );
+  }
+
+  private lookup(
+    input: Fields & { key: string; quota?: string },
+    op: Operation,
+  ): Outcome<CompiledQuota> {
+    const problem = inputProblem(input, op);
+    if (problem !== undefined) return { ok: false, code: 'INVALID_REQUEST', reason: problem };
+    const quota = input.quota;
+    const q = this.resolver.resolve(quota, input.key);
+    if (q === undefined) {
+      return {
+        ok: false,
+        code: 'UNKNOWN_QUOTA',
+        reason: `quota: ${JSON.stringify(quota ?? 'default')} does not exist`,
+      };
+    }
+    return { ok: true, value: q };
+  }
+
+  /** Frees a lease, or gives a plain request's cost back to its window. */
+  release(input: ReleaseInput, now: number): Outcome<boolean> {
+    const found = this.lookup(input, 'release');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return {
+      ok: true,
+      value: shard.release(table, input.key, hash, input.requestId, input.leaseId, now),
+    };
+  }
+
+  /** Settles an admitted request to its actual cost, or records usage nobody acquired. */
+  usage(input: UsageInput, now: number): Outcome<KeyStats> {
+    const found = this.lookup(input, 'usage');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return {
+      ok: true,
+      value: shard.usage(table, input.key, hash, input.requestId, input.cost, now),
+    };
+  }
+
+  stats(input: StatsInput, now: number): Outcome<KeyStats> {
+    const found = this.lookup(input, 'stats');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return { ok: true, value: shard.stats(table, input.key, hash, now) };
+  }
+
+  /** Forgets the counts of one (quota, key). */
+  reset(input: StatsInput, now: number): Outcome<boolean> {
+    const found = this.lookup(input, 'stats');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return { ok: true, value: shard.reset(table, input.key, hash, now) };
+  }
+
+  /** Admits waiters whose time came, times out the rest, drops idle state. */
+  advance(now: number): void {
+    for (const shard of this.shards) shard.advance(now);
+  }
+
+  /** The next instant `advance` has work to do (Infinity: none). */
+  nextWakeAt(): number {
+    let at = Infinity;
+    for (const shard of this.shards) at = Math.min(at, shard.nextWakeAt());
+    return at;
+  }
+
+  /** Answers every waiter, e.g. on shutdown. */
+  drain(
+    now: number,
+    code: DecisionCode = 'UNAVAILABLE',
+    reason = 'the limiter is shutting down',
+  ): void {
+    for (const shard of this.shards) shard.drain(code, reason, now);
+  }
+
+  counters(): QuotaCounters[] {
+    const out: QuotaCounters[] = [];
+    for (const q of this.resolver.all()) {
+      const index = this.tableIndex.get(q.name)!;
+      const c: QuotaCounters = { quota: q.name, approved: 0, denied: 0, queued: 0, activeKeys: 0 };
+      for (const shard of this.shards) {
+        const t = shard.tables[index];
+        if (t === undefined) continue;
+        c.approved += t.approved;
+        c.denied += t.denied;
+        c.activeKeys += t.keys.size;
+        for (const x of t.extras.values()) c.queued += x.waiting;
+      }
+      out.push(c);
+    }
+    return out;
+  }
+
+  /** Everything held, summed over shards: zero keys, timers and receipts once all went idle. */
+  footprint(): {
+    keys: number;
+    timers: number;
+    receipts: number;
+    remembered: number;
+    waiters: number;
+  } {
+    const total = { keys: 0, timers: 0, receipts: 0, remembered: 0, waiters: 0 };
+    for (const shard of this.shards) {
+      const f = shard.footprint();
+      total.keys += f.keys;
+      total.timers += f.timers;
+      total.receipts += f.receipts;
+      total.remembered += f.remembered;
+      total.waiters += f.waiters;
+    }
+    return total;
+  }
+
+  /** All counters and leases, by quota and limit name (waiters are live callers and not kept). */
+  snapshot(now: number): EngineSnapshot {
+    const tables = [...this.resolver.all()].map((q) => {
+      const index = this.tableIndex.get(q.name)!;
+      return {
+        quota: q,
+        tables: this.shards.map((s) => s.tables[index]).filter((t) => t !== undefined),
+      };
+    });
+    return snapshotOf(tables, now);
+  }
+
+  /** Loads a snapshot into the current quotas; limits are matched by name, unknown quotas skipped. */
+  restore(snapshot: EngineSnapshot, now: number): void {
+    restoreInto(
+      snapshot,
+      now,
+      (name) => this.resolver.byNameOrUndefined(name),
+      (q, key) => this.tableOf(q, key),
+    );
+  }
+}

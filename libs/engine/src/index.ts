@@ -1,0 +1,16 @@
+/**
+ * libs/engine: the rate-limit algorithms and the sharded actors that own keys. Pure TypeScript:
+ * no framework, no I/O, no clock of its own (every operation takes `now`).
+ */
+export { Engine } from './engine';
+export type { EngineOptions, Outcome, QuotaCounters } from './engine';
+export { PendingAcquire } from './shard/waiters';
+export { EngineError, InvalidQuotaError, SnapshotError } from './errors';
+export { compileQuota, DEFAULT_PRECISION } from './quota/compile';
+export { QuotaResolver } from './quota/resolver';
+export { costFor } from './quota/cost';
+export { fnv1a } from './hash/fnv1a';
+export { systemClock, VirtualClock } from './clock';
+export type { Clock } from './clock';
+export type { EngineSnapshot, QuotaSnapshot, LeaseSnapshot } from './snapshot';
+export * from './types';

@@ -1,0 +1,163 @@
+/**
+ * State of every key of one quota within one shard: a slab of Float64 rows (one per key) and an
+ * open-addressing index from the key's 32-bit hash to its row. No object per key: an active key
+ * of a one-limit quota costs its key string, `stride` x 8 bytes, and ~16 bytes of index. The hash
+ * is the one that already chose the shard, so a lookup is one probe of a dense Int32Array and one
+ * row read (a JS Map would add a dependent cache miss). Rows of keys that went idle are reused; the
+ * slab and the index shrink when most rows are free, so memory returns to its baseline.
+ */
+const MIN_ROWS = 16;
+const MIN_SLOTS = 32;
+const GOLDEN = 0x9e3779b1;
+
+export class KeyTable {
+  keys: (string | undefined)[] = [];
+  rows: Float64Array;
+  private hashes: Uint32Array;
+  /** row + 1 per slot; 0 is empty. Load factor stays <= 1/2. */
+  private slots = new Int32Array(MIN_SLOTS);
+  private shift = 32 - Math.log2(MIN_SLOTS);
+  private free: number[] = [];
+  private capacity = MIN_ROWS;
+  private live = 0;
+
+  constructor(readonly stride: number) {
+    this.rows = new Float64Array(MIN_ROWS * stride);
+    this.hashes = new Uint32Array(MIN_ROWS);
+  }
+
+  get size(): number {
+    return this.live;
+  }
+
+  /** Slot preference of a hash: its high bits after a multiply, independent of the shard choice. */
+  private home(hash: number): number {
+    return Math.imul(hash, GOLDEN) >>> this.shift;
+  }
+
+  /** Row of `key`, or -1. */
+  find(key: string, hash: number): number {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    for (let i = this.home(hash); ; i = (i + 1) & mask) {
+      const r = slots[i]!;
+      if (r === 0) return -1;
+      if (this.hashes[r - 1] === hash && this.keys[r - 1] === key) return r - 1;
+    }
+  }
+
+  hashOf(row: number): number {
+    return this.hashes[row]!;
+  }
+
+  /** Row of a new key (not present), zero-filled: a fresh state for every algorithm. */
+  create(key: string, hash: number): number {
+    let row = this.free.pop();
+    if (row === undefined) {
+      row = this.keys.length;
+      if (row === this.capacity) this.resizeRows(this.capacity * 2);
+      this.keys.push(key);
+    } else {
+      this.keys[row] = key;
+    }
+    this.hashes[row] = hash;
+    this.live++;
+    if (this.live * 2 > this.slots.length) this.rebuild(this.slots.length * 2);
+    else this.insert(row, hash);
+    return row;
+  }
+
+  delete(row: number): void {
+    const key = this.keys[row];
+    if (key === undefined) return;
+    this.unlink(row);
+    this.keys[row] = undefined;
+    this.rows.fill(0, row * this.stride, (row + 1) * this.stride);
+    this.free.push(row);
+    this.live--;
+    if (this.live === 0) this.reset();
+    else if (this.slots.length > MIN_SLOTS && this.live * 8 < this.slots.length)
+      this.rebuild(this.slots.length / 2);
+  }
+
+  /** Moves rows so the slab can shrink; returns old row → new row for those that moved. */
+  compact(): Map<number, number> | undefined {
+    if (this.capacity <= MIN_ROWS || this.live * 4 > this.capacity) return undefined;
+    const moved = new Map<number, number>();
+    const stride = this.stride;
+    const keys: (string | undefined)[] = [];
+    let target = 0;
+    for (let row = 0; row < this.keys.length; row++) {
+      const key = this.keys[row];
+      if (key === undefined) continue;
+      if (row !== target) {
+        this.rows.copyWithin(target * stride, row * stride, (row + 1) * stride);
+        this.hashes[target] = this.hashes[row]!;
+        moved.set(row, target);
+      }
+      keys.push(key);
+      target++;
+    }
+    this.keys = keys;
+    this.free = [];
+    let cap = MIN_ROWS;
+    while (cap < this.live * 2) cap *= 2;
+    this.resizeRows(cap);
+    this.rebuild(this.slots.length);
+    return moved;
+  }
+
+  private insert(row: number, hash: number): void {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let i = this.home(hash);
+    while (slots[i] !== 0) i = (i + 1) & mask;
+    slots[i] = row + 1;
+  }
+
+  /** Removes a row from the index by backward-shift deletion (no tombstones to slow probes). */
+  private unlink(row: number): void {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let i = this.home(this.hashes[row]!);
+    while (slots[i] !== row + 1) i = (i + 1) & mask;
+    for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
+      const k = this.home(this.hashes[slots[j]! - 1]!);
+      // Move slot j back to the hole at i unless its home lies cyclically in (i, j].
+      const between = i <= j ? k > i && k <= j : k > i || k <= j;
+      if (!between) {
+        slots[i] = slots[j]!;
+        i = j;
+      }
+    }
+    slots[i] = 0;
+  }
+
+  private rebuild(slotCount: number): void {
+    this.slots = new Int32Array(slotCount);
+    this.shift = 32 - Math.log2(slotCount);
+    for (let row = 0; row < this.keys.length; row++) {
+      if (this.keys[row] !== undefined) this.insert(row, this.hashes[row]!);
+    }
+  }
+
+  private reset(): void {
+    this.keys = [];
+    this.free = [];
+    this.capacity = MIN_ROWS;
+    this.rows = new Float64Array(MIN_ROWS * this.stride);
+    this.hashes = new Uint32Array(MIN_ROWS);
+    this.slots = new Int32Array(MIN_SLOTS);
+    this.shift = 32 - Math.log2(MIN_SLOTS);
+  }
+
+  private resizeRows(capacity: number): void {
+    const rows = new Float64Array(capacity * this.stride);
+    rows.set(this.rows.subarray(0, Math.min(this.rows.length, rows.length)));
+    const hashes = new Uint32Array(capacity);
+    hashes.set(this.hashes.subarray(0, Math.min(this.hashes.length, capacity)));
+    this.rows = rows;
+    this.hashes = hashes;
+    this.capacity = capacity;
+  }
+}

@@ -1,0 +1,41 @@
+import type { CompiledLimit } from '../algorithms';
+
+const HEADER = 4;
+
+/**
+ * Moves one key's state from an old layout of limits to a new one (a live quota change or a
+ * snapshot taken under another config). Limits are matched by name. Same layout: the state is
+ * copied as it is, so counts survive and a lowered limit binds at once. Another algorithm or
+ * window: the used amount is carried over as a charge at `now`, which never admits more.
+ */
+export function convertRow(
+  from: readonly CompiledLimit[],
+  src: Float64Array,
+  srcBase: number,
+  to: readonly CompiledLimit[],
+  dst: Float64Array,
+  dstBase: number,
+  now: number,
+): void {
+  for (let i = 0; i < HEADER; i++) dst[dstBase + i] = src[srcBase + i]!;
+  for (const l of to) {
+    const old = from.find((f) => f.name === l.name);
+    if (old === undefined) continue;
+    const so = srcBase + old.offset;
+    const dO = dstBase + l.offset;
+    if (old.layoutKey === l.layoutKey) {
+      const n = l.impl.slots(l);
+      for (let i = 0; i < n; i++) dst[dO + i] = src[so + i]!;
+      if (l.algorithm === 'token_bucket' && old.capacity !== l.capacity) {
+        // Keep the tokens there were, within the new burst.
+        const tokens = old.capacity * old.windowMs - dst[dO]!;
+        dst[dO] = l.capacity * l.windowMs - Math.min(tokens, l.capacity * l.windowMs);
+      }
+    } else {
+      old.impl.sync(src, so, old, now);
+      const used = old.impl.used(src, so, old);
+      l.impl.sync(dst, dO, l, now);
+      if (used > 0) l.impl.charge(dst, dO, l, now, used);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import { SnapshotError } from './errors';
+import { compileQuota, type CompiledQuota } from './quota/compile';
+import type { Shard, TableState } from './shard/shard';
+import type { LimitSpec } from './types';
+
+export interface LeaseSnapshot {
+  readonly key: string;
+  readonly id: string;
+  readonly requestId: string;
+  readonly expiresAt: number;
+}
+
+export interface QuotaSnapshot {
+  readonly name: string;
+  /** The enforced limits when the snapshot was taken, in row order. */
+  readonly limits: readonly LimitSpec[];
+  readonly stride: number;
+  readonly keys: readonly string[];
+  /** keys.length rows of `stride` numbers, one after the other. */
+  readonly rows: readonly number[];
+  readonly leases: readonly LeaseSnapshot[];
+}
+
+/** Plain JSON: counters survive a restart, and a config change in between (matched by limit name). */
+export interface EngineSnapshot {
+  readonly version: 1;
+  readonly takenAt: number;
+  readonly quotas: readonly QuotaSnapshot[];
+}
+
+export function snapshotOf(
+  quotas: readonly { quota: CompiledQuota; tables: readonly TableState[] }[],
+  now: number,
+): EngineSnapshot {
+  return {
+    version: 1,
+    takenAt: now,
+    quotas: quotas.map(({ quota, tables }) => {
+      const keys: string[] = [];
+      const rows: number[] = [];
+      const leases: LeaseSnapshot[] = [];
+      for (const t of tables) {
+        t.keys.keys.forEach((key, row) => {
+          if (key === undefined) return;
+          keys.push(key);
+          const base = row * quota.stride;
+          for (let i = 0; i < quota.stride; i++) rows.push(t.keys.rows[base + i]!);
+        });
+        for (const [key, extras] of t.extras) {
+          for (const l of extras.leases?.values() ?? []) {
+            if (l.expiresAt > now)
+              leases.push({ key, id: l.id, requestId: l.requestId, expiresAt: l.expiresAt });
+          }
+        }
+      }
+      return {
+        name: quota.name,
+        limits: quota.spec.limits.filter((l) => l.limit > 0),
+        stride: quota.stride,
+        keys,
+        rows,
+        leases,
+      };
+    }),
+  };
+}
+
+export function restoreInto(
+  snapshot: EngineSnapshot,
+  now: number,
+  findQuota: (name: string) => CompiledQuota | undefined,
+  tableOf: (q: CompiledQuota, key: string) => [Shard, TableState, number],
+): void {
+  const quotas: unknown = (snapshot as Partial<EngineSnapshot> | undefined)?.quotas;
+  if (snapshot?.version !== 1 || !Array.isArray(quotas)) {
+    throw new SnapshotError('snapshot: unsupported version');
+  }
+  for (const qs of quotas as readonly QuotaSnapshot[]) {
+    const q = findQuota(qs.name);
+    if (q === undefined) continue;
+    const from = compileQuota({ name: qs.name, limits: qs.limits });
+    if (from.stride !== qs.stride || qs.rows.length !== qs.keys.length * qs.stride) {
+      throw new SnapshotError(`snapshot: quota ${qs.name} has rows that do not match its limits`);
+    }
+    const rows = Float64Array.from(qs.rows);
+    const leasesByKey = new Map<string, LeaseSnapshot[]>();
+    for (const l of qs.leases) {
+      const list = leasesByKey.get(l.key) ?? [];
+      list.push(l);
+      leasesByKey.set(l.key, list);
+    }
+    qs.keys.forEach((key: string, i: number) => {
+      const [shard, table, hash] = tableOf(q, key);
+      shard.load(
+        table,
+        key,
+        hash,
+        from.limits,
+        rows,
+        i * qs.stride,
+        leasesByKey.get(key) ?? [],
+        now,
+      );
+    });
+  }
+}

@@ -1,0 +1,128 @@
+/** Public shapes of the engine. They mirror CONTRACT.md sections 1 and 2; transports map them to wire. */
+
+export type AlgorithmName = 'fixed_window' | 'sliding_window' | 'token_bucket';
+
+export interface LimitSpec {
+  readonly name: string;
+  /** `requests`, `tokens` or any other lowercase word. */
+  readonly unit: string;
+  /** Capacity per window; 0 means unlimited and the limit is skipped. */
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: AlgorithmName;
+  /** token_bucket only: bucket capacity, default `limit`. */
+  readonly burst?: number;
+  /** `calendar`: windows of whole days reset at midnight in `timezone` (IANA, default UTC). */
+  readonly align?: 'calendar';
+  readonly timezone?: string;
+  /** sliding_window only: sub-buckets per window (1..120, default 10); more is finer and costs 8 bytes each. */
+  readonly precision?: number;
+}
+
+export interface QueueSpec {
+  readonly maxSize: number;
+  readonly maxWaitMs: number;
+}
+
+export interface ConcurrencySpec {
+  readonly max: number;
+  readonly leaseTtlMs: number;
+}
+
+export type Scope = 'local' | 'cluster';
+export type StoreFailurePolicy = 'closed' | 'open' | 'local';
+
+export interface QuotaSpec {
+  readonly name: string;
+  /** Glob with `*`, or `re:<regex>`; chooses this quota for keys when the request names none. */
+  readonly match?: string;
+  readonly limits: readonly LimitSpec[];
+  readonly queue?: QueueSpec;
+  readonly concurrency?: ConcurrencySpec;
+  readonly scope?: Scope;
+  readonly onStoreFailure?: StoreFailurePolicy;
+  readonly shadow?: boolean;
+}
+
+/** Cost per unit. A plain number is a cost in `requests`. */
+export type Cost = number | Readonly<Record<string, number>>;
+
+export interface AcquireInput {
+  readonly key: string;
+  readonly quota?: string;
+  readonly cost?: Cost;
+  readonly wait?: boolean;
+  readonly maxWaitMs?: number;
+  readonly requestId?: string;
+  /** Epoch ms after which the request must not be admitted. */
+  readonly deadline?: number;
+}
+
+export type DecisionCode =
+  | 'OK'
+  | 'RATE_LIMITED'
+  | 'QUEUE_FULL'
+  | 'WAIT_TIMEOUT'
+  | 'CONCURRENCY_LIMITED'
+  | 'COST_EXCEEDS_LIMIT'
+  | 'UNKNOWN_QUOTA'
+  | 'INVALID_REQUEST'
+  | 'UNAVAILABLE';
+
+/** The AcquireReply of the contract. */
+export interface Decision {
+  allowed: boolean;
+  code: DecisionCode;
+  requestId: string;
+  key: string;
+  quota: string;
+  /** The binding limit: least remaining relative to its size, or the one that refused. */
+  limit: number;
+  remaining: number;
+  resetMs: number;
+  retryAfterMs: number;
+  waitedMs: number;
+  limitName: string;
+  leaseId?: string;
+  shadow: boolean;
+  reason?: string;
+}
+
+export interface ReleaseInput {
+  readonly key: string;
+  readonly quota?: string;
+  readonly requestId?: string;
+  readonly leaseId?: string;
+}
+
+export interface UsageInput {
+  readonly key: string;
+  readonly quota?: string;
+  readonly requestId?: string;
+  readonly cost: Cost;
+}
+
+export interface StatsInput {
+  readonly key: string;
+  readonly quota?: string;
+}
+
+export interface LimitStats {
+  name: string;
+  unit: string;
+  limit: number;
+  used: number;
+  remaining: number;
+  resetMs: number;
+}
+
+export interface KeyStats {
+  key: string;
+  quota: string;
+  limits: LimitStats[];
+  queued: number;
+  inFlight: number;
+  /** In the current window of the first limit. */
+  approved: number;
+  denied: number;
+}

@@ -1,0 +1,35 @@
+/**
+ * The engine benchmark must keep running on a clean clone. This runs it in its quick mode and checks
+ * the shape of its report; it asserts no speed (speed is read from `npm run bench:engine`).
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..');
+
+describe('npm run bench:engine (quick mode)', () => {
+  it('reports every algorithm on every key set, the peer, the ratio and bytes per key', () => {
+    const out = execFileSync('npm', ['run', '-s', 'bench:engine'], {
+      cwd: root,
+      env: { ...process.env, BENCH_QUICK: '1' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const number = '[\\d,]+';
+    for (const algo of ['fixed_window', 'sliding_window', 'token_bucket', 'rpm\\+tpm\\+rpd']) {
+      expect(out).toMatch(
+        new RegExp(
+          `\\| ${algo} \\| \\(a\\) 1 hot key \\| ${number} \\| ${number} \\| [\\d.]+x \\|`,
+        ),
+      );
+      expect(out).toMatch(
+        new RegExp(
+          `\\| ${algo} \\| \\(b\\) 100 000 keys \\| ${number} \\| ${number} \\| [\\d.]+x \\|`,
+        ),
+      );
+      expect(out).toMatch(new RegExp(`\\| ${algo} \\| \\(c\\) 1 000 000 keys \\| ${number} \\|`));
+      expect(out).toMatch(new RegExp(`\\| ${algo} \\| ${number} \\|`));
+    }
+    expect(out).toMatch(/\| \(a\) 1 hot key \| [\d,]+ \| [\d,]+ \| [\d.]+x \|/);
+  }, 240_000);
+});
