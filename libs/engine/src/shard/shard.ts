@@ -158,19 +158,7 @@ export class Shard {
     const t = this.tables[index];
     if (t === undefined) return;
     for (const extras of t.extras.values()) {
-      for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
-        w.done = true;
-        extras.shift();
-        const r = refusal(
-          'UNKNOWN_QUOTA',
-          w.requestId,
-          w.input.key,
-          t.quota.name,
-          'quota: was deleted',
-        );
-        r.waitedMs = now - w.enqueuedAt;
-        w.pending.settle(r);
-      }
+      this.refuseAll(extras, 'UNKNOWN_QUOTA', t.quota.name, 'quota: was deleted', now);
     }
     this.tables[index] = undefined;
   }
@@ -589,18 +577,9 @@ export class Shard {
 
   private cancel(t: TableState, waiter: Waiter, now: number): boolean {
     if (waiter.done || this.tables[t.index] !== t) return false;
-    waiter.done = true;
     const extras = t.extras.get(waiter.input.key);
     if (extras !== undefined) extras.waiting--;
-    const r = refusal(
-      'WAIT_TIMEOUT',
-      waiter.requestId,
-      waiter.input.key,
-      t.quota.name,
-      'wait: cancelled by the caller',
-    );
-    r.waitedMs = now - waiter.enqueuedAt;
-    waiter.pending.settle(r);
+    this.refuseWaiter(waiter, 'WAIT_TIMEOUT', t.quota.name, 'wait: cancelled by the caller', now);
     const row = t.keys.find(waiter.input.key, waiter.hash);
     if (row >= 0) this.examine(t, row, now);
     return true;
@@ -899,19 +878,10 @@ export class Shard {
       for (let i = extras.head; i < extras.queue.length; i++) {
         const w = extras.queue[i]!;
         if (w.done || w.deadline > now) continue;
-        w.done = true;
         extras.waiting--;
         s[base + ROW_DENIED]! += 1;
         t.denied++;
-        const r = refusal(
-          'WAIT_TIMEOUT',
-          w.requestId,
-          key,
-          q.name,
-          this.reasonFor('WAIT_TIMEOUT', q, -1),
-        );
-        r.waitedMs = now - w.enqueuedAt;
-        w.pending.settle(r);
+        this.refuseWaiter(w, 'WAIT_TIMEOUT', q.name, this.reasonFor('WAIT_TIMEOUT', q, -1), now);
       }
       for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
         if (q.concurrency !== undefined && (extras.leases?.size ?? 0) >= q.concurrency.max) break;
@@ -985,19 +955,39 @@ export class Shard {
 
   // ---------------------------------------------------------------- shutdown and introspection
 
+  /** Answers a waiter with a refusal: it leaves the queue charged nothing. */
+  private refuseWaiter(
+    w: Waiter,
+    code: DecisionCode,
+    quota: string,
+    reason: string,
+    now: number,
+  ): void {
+    w.done = true;
+    const r = refusal(code, w.requestId, w.input.key, quota, reason);
+    r.waitedMs = now - w.enqueuedAt;
+    w.pending.settle(r);
+  }
+
+  private refuseAll(
+    extras: KeyExtras,
+    code: DecisionCode,
+    quota: string,
+    reason: string,
+    now: number,
+  ): void {
+    for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
+      extras.shift();
+      this.refuseWaiter(w, code, quota, reason, now);
+    }
+  }
+
   /** Answers every waiter (shutdown). */
   drain(code: DecisionCode, reason: string, now: number): void {
     for (const t of this.tables) {
       if (t === undefined) continue;
-      for (const [key, extras] of t.extras) {
-        for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
-          w.done = true;
-          extras.shift();
-          const r = refusal(code, w.requestId, key, t.quota.name, reason);
-          r.waitedMs = now - w.enqueuedAt;
-          w.pending.settle(r);
-        }
-      }
+      for (const extras of t.extras.values())
+        this.refuseAll(extras, code, t.quota.name, reason, now);
     }
   }
 
