@@ -108,9 +108,11 @@ export class Receipts {
   private grow(): void {
     const cap = this.capacity * 2;
     const ring = new Float64Array(cap * W).fill(-1);
+    const old = this.ring;
     for (let seq = this.oldest; seq < this.next; seq++) {
       const from = (seq & (this.capacity - 1)) * W;
-      ring.set(this.ring.subarray(from, from + W), (seq & (cap - 1)) * W);
+      const to = (seq & (cap - 1)) * W;
+      for (let k = 0; k < W; k++) ring[to + k] = old[from + k]!;
     }
     this.capacity = cap;
     this.ring = ring;

@@ -474,7 +474,7 @@ export class Shard {
     const seq = this.receipts.add(t.index, hash, input.cost, now);
     let id = requestId;
     if (id === undefined) {
-      id = this.admittedPrefix + seq.toString(36);
+      id = this.admittedPrefix + seq;
     } else {
       this.issued.set(memoKey(t.index, key, id), { at: now, receipt: seq });
     }
@@ -726,7 +726,8 @@ export class Shard {
     const issued = this.issued.get(memoKey(t.index, key, requestId));
     if (issued !== undefined) return this.receipts.find(issued.receipt, t.index, hash);
     if (requestId.startsWith(this.admittedPrefix)) {
-      const seq = parseInt(requestId.slice(this.admittedPrefix.length), 36);
+      const digits = requestId.slice(this.admittedPrefix.length);
+      const seq = /^\d{1,15}$/.test(digits) ? Number(digits) : NaN;
       if (Number.isSafeInteger(seq)) return this.receipts.find(seq, t.index, hash);
     }
     return -1;
