@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
+import { EngineHostModule } from './engine-host/engine-host.module';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
+import { HttpModule } from './http/http.module';
+import { NatsModule } from './nats/nats.module';
+import { OpsModule } from './ops/ops.module';
 
-/** A shell for now: only /healthz. The HTTP and NATS transports over the engine come next. */
+/**
+ * The limiter: the engine host, and the transports over it. HTTP (GoCC routes, /v1, headers),
+ * NATS request-reply, and operations (config file, metrics, persistence).
+ */
 @Module({
+  imports: [EngineHostModule, HttpModule, NatsModule, OpsModule],
   controllers: [HealthController],
   providers: [HealthService],
 })

@@ -1,0 +1,214 @@
+import {
+  goccDefaultQuota,
+  goccQuota,
+  type BatchEntry,
+  type NormalisedAcquire,
+  type NormalisedRelease,
+  type NormalisedStats,
+  type NormalisedUsage,
+} from '@app/contracts';
+import {
+  Engine,
+  PendingAcquire,
+  systemClock,
+  type Clock,
+  type Decision,
+  type DecisionCode,
+  type KeyStats,
+  type Outcome,
+  type QuotaCounters,
+  type QuotaSpec,
+} from '@app/engine';
+import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+
+/** Told of every answered acquire (metrics); `seconds` runs from arrival to the answer. */
+export interface DecisionObserver {
+  decided(quota: string, code: DecisionCode, seconds: number): void;
+}
+
+export const CLOCK = Symbol('Clock');
+
+/** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
+const SWEEP_MS = 250;
+/** At most this many distinct GoCC client overrides (maxRequests, maxRequestsInQueue) live at once. */
+const MAX_OVERRIDES = 256;
+
+/**
+ * The one owner of the engine in this process. Transports (HTTP, NATS) delegate here; this class
+ * reads the clock once per request, keeps one timer for the engine's next wake-up, turns waiters
+ * into promises (cancelled when the caller goes away) and answers everyone on shutdown.
+ */
+@Injectable()
+export class LimiterService implements OnModuleDestroy {
+  readonly engine: Engine;
+  private base: QuotaSpec[];
+  private readonly overrides = new Map<string, QuotaSpec>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedAt = Infinity;
+  private closing = false;
+  private readonly observers: DecisionObserver[] = [];
+
+  constructor(
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
+    @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
+  ) {
+    this.base = [goccDefaultQuota(settings.gocc)];
+    this.engine = new Engine(this.base, { shards: settings.shards });
+    this.arm(this.clock.now() + SWEEP_MS);
+  }
+
+  observe(observer: DecisionObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Replaces the configured quotas (config file, admin). Throws InvalidQuotaError, changing nothing. */
+  setQuotas(quotas: readonly QuotaSpec[]): void {
+    const next = quotas.some((q) => q.name === 'default')
+      ? [...quotas]
+      : [goccDefaultQuota(this.settings.gocc), ...quotas];
+    this.engine.setQuotas([...next, ...this.overrides.values()], this.clock.now());
+    this.base = next;
+  }
+
+  quotas(): QuotaSpec[] {
+    return this.base;
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Decides one request; a request that waits resolves later, in FIFO order, or on `signal`. */
+  acquire(input: NormalisedAcquire, signal?: AbortSignal): Decision | Promise<Decision> {
+    const started = process.hrtime.bigint();
+    if (this.closing) return this.report(this.unavailable(input), started);
+    const now = this.clock.now();
+    const answer = this.engine.acquire(input, now);
+    if (!(answer instanceof PendingAcquire)) return this.report(answer, started);
+    this.arm(this.engine.nextWakeAt());
+    if (signal !== undefined) {
+      const cancel = (): void => {
+        answer.cancel(this.clock.now());
+      };
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+    }
+    return answer.result.then((d) => this.report(d, started));
+  }
+
+  decide(input: NormalisedAcquire): Decision {
+    return this.engine.decide(input, this.clock.now());
+  }
+
+  /** A batch never waits; entries that failed validation keep their place as INVALID_REQUEST. */
+  batch(
+    entries: readonly BatchEntry[],
+    invalid: (failure: BatchEntry & { ok: false }) => Decision,
+  ): Decision[] {
+    return entries.map((entry) => {
+      if (!entry.ok) return invalid(entry);
+      const d = this.acquire({ ...entry.value, wait: false });
+      // wait is false, so the engine answers at once
+      return d as Decision;
+    });
+  }
+
+  release(input: NormalisedRelease): Outcome<boolean> {
+    return this.engine.release(input, this.clock.now());
+  }
+
+  usage(input: NormalisedUsage): Outcome<KeyStats> {
+    return this.engine.usage(input, this.clock.now());
+  }
+
+  stats(input: NormalisedStats): Outcome<KeyStats> {
+    return this.engine.stats(input, this.clock.now());
+  }
+
+  resetKey(input: NormalisedStats): Outcome<boolean> {
+    return this.engine.reset(input, this.clock.now());
+  }
+
+  counters(): QuotaCounters[] {
+    return this.engine.counters();
+  }
+
+  /**
+   * The quota a GoCC client asks for with `maxRequests` / `maxRequestsInQueue`: the default quota
+   * with those numbers, registered once and shared by every key that asks for the same pair.
+   * Undefined when too many distinct pairs are in use.
+   */
+  overrideQuota(
+    maxRequests: number | undefined,
+    maxRequestsInQueue: number | undefined,
+  ): string | undefined {
+    const gocc = {
+      ...this.settings.gocc,
+      ...(maxRequests !== undefined && { maxRequests }),
+      ...(maxRequestsInQueue !== undefined && { maxRequestsInQueue }),
+    };
+    const name = `gocc-override:${gocc.maxRequests}:${gocc.maxRequestsInQueue}`;
+    if (this.overrides.has(name)) return name;
+    if (this.overrides.size >= MAX_OVERRIDES) return undefined;
+    this.overrides.set(name, goccQuota(name, undefined, gocc));
+    this.engine.setQuotas([...this.base, ...this.overrides.values()], this.clock.now());
+    return name;
+  }
+
+  /** Stops taking requests and answers every waiter (SIGTERM). */
+  drain(): void {
+    this.closing = true;
+    this.engine.drain(this.clock.now(), 'UNAVAILABLE', 'the limiter is shutting down');
+  }
+
+  onModuleDestroy(): void {
+    if (!this.closing) this.drain();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedAt = -Infinity; // never re-arm after shutdown
+  }
+
+  private unavailable(input: NormalisedAcquire): Decision {
+    return {
+      allowed: false,
+      code: 'UNAVAILABLE',
+      requestId: input.requestId ?? '',
+      key: input.key,
+      quota: input.quota ?? '',
+      limit: 0,
+      remaining: 0,
+      resetMs: 0,
+      retryAfterMs: 1000,
+      waitedMs: 0,
+      limitName: '',
+      shadow: false,
+      reason: 'the limiter is shutting down',
+    };
+  }
+
+  private report(d: Decision, started: bigint): Decision {
+    if (this.observers.length > 0) {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      for (const o of this.observers) o.decided(d.quota, d.code, seconds);
+    }
+    return d;
+  }
+
+  /** One timer for the whole engine: the earliest of its next wake-up and the sweep interval. */
+  private arm(at: number): void {
+    if (at >= this.armedAt) return;
+    clearTimeout(this.timer);
+    this.armedAt = at;
+    this.timer = setTimeout(() => this.tick(), Math.max(1, at - this.clock.now()));
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    this.armedAt = Infinity;
+    this.timer = undefined;
+    const now = this.clock.now();
+    this.engine.advance(now);
+    this.arm(Math.max(now + 1, Math.min(this.engine.nextWakeAt(), now + SWEEP_MS)));
+  }
+}

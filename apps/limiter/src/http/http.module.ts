@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+
+/** Placeholder: being written. */
+@Module({})
+export class HttpModule {}

@@ -1,0 +1,63 @@
+import {
+  DEFAULT_NATS_QUEUE_GROUP,
+  isValidSubjectPrefix,
+  listenConfig,
+  readGoccSettings,
+  type Env,
+  type GoccSettings,
+  type ListenConfig,
+} from '@app/contracts';
+
+/** The limiter's environment (CONTRACT.md section 6), read once at start and validated. */
+export interface LimiterSettings {
+  readonly listen: ListenConfig;
+  /** Empty: run without NATS. */
+  readonly natsUrl: string;
+  readonly subjectPrefix: string;
+  readonly queueGroup: string;
+  readonly gocc: GoccSettings;
+  readonly requestsCanSetRate: boolean;
+  readonly requestsCanModQueue: boolean;
+  readonly configFile: string | undefined;
+  readonly dataDir: string;
+  readonly replicas: number;
+  readonly shards: number;
+}
+
+export const LIMITER_SETTINGS = Symbol('LimiterSettings');
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return false;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function positiveInt(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= max)) throw new Error(`${name} must be an integer 1..${max}, got "${raw}"`);
+  return n;
+}
+
+export function readLimiterSettings(env: Env = process.env): LimiterSettings {
+  const subjectPrefix = env['NATS_SUBJECT_PREFIX']?.trim() || 'ratelimit.v1';
+  if (!isValidSubjectPrefix(subjectPrefix)) {
+    throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
+  }
+  return {
+    listen: listenConfig(env, 'PORT', 8080),
+    natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
+    subjectPrefix,
+    queueGroup: env['NATS_QUEUE_GROUP']?.trim() || DEFAULT_NATS_QUEUE_GROUP,
+    gocc: readGoccSettings(env),
+    requestsCanSetRate: flag(env, 'REQUESTS_CAN_SET_RATE'),
+    requestsCanModQueue: flag(env, 'REQUESTS_CAN_MOD_QUEUE'),
+    configFile: env['CONFIG_FILE']?.trim() || undefined,
+    dataDir: env['DATA_DIR']?.trim() || './data',
+    replicas: positiveInt(env, 'LIMITER_REPLICAS', 1, 10_000),
+    shards: positiveInt(env, 'SHARDS', 25, 4096),
+  };
+}
