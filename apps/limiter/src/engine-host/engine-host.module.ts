@@ -9,7 +9,8 @@ import { ReadinessService } from './readiness.service';
   providers: [
     { provide: LIMITER_SETTINGS, useFactory: () => readLimiterSettings() },
     LimiterService,
+    ReadinessService,
   ],
-  exports: [LIMITER_SETTINGS, LimiterService],
+  exports: [LIMITER_SETTINGS, LimiterService, ReadinessService],
 })
 export class EngineHostModule {}
