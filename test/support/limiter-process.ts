@@ -1,0 +1,86 @@
+/**
+ * Runs the real limiter as a child process from its TypeScript sources (no build step), for tests
+ * that need real signals, restarts and several replicas. Every wait is bounded.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+
+export interface LimiterProcess {
+  readonly port: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code (null if killed). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A NATS subject prefix of its own, so test files running in parallel never see each other. */
+export function uniquePrefix(): string {
+  return `test.${randomUUID().replaceAll('-', '')}`;
+}
+
+export async function startLimiter(
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<LimiterProcess> {
+  const port = env['PORT'] !== undefined ? Number(env['PORT']) : await freePort();
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/limiter/src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`limiter exited ${child.exitCode}:\n${out}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`limiter did not start within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    port,
+    url,
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
