@@ -2,10 +2,17 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
+import { MAX_PATH_PARAM_LENGTH } from './http/http-limits';
 
 /** Builds the limiter on Fastify without listening; main.ts and the end-to-end tests share it. */
 export function createLimiterApp(
   options: NestApplicationOptions = {},
 ): Promise<NestFastifyApplication> {
-  return NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), options);
+  // Keys travel in paths (/rate/:key): the router must take a whole percent-encoded key.
+  // No Nest middleware is used, so middie's per-request hook is skipped (the HTTP hot path).
+  const adapter = new FastifyAdapter({
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    skipMiddie: true,
+  });
+  return NestFactory.create<NestFastifyApplication>(AppModule, adapter, options);
 }

@@ -318,9 +318,13 @@ export class Engine {
     return total;
   }
 
-  /** All counters and leases, by quota and limit name (waiters are live callers and not kept). */
-  snapshot(now: number): EngineSnapshot {
-    const tables = [...this.resolver.all()].map((q) => {
+  /**
+   * All counters and leases, by quota and limit name (waiters are live callers and not kept).
+   * `include` picks quotas by name, so a host persisting a few quotas does not copy every key.
+   */
+  snapshot(now: number, include: (quota: string) => boolean = () => true): EngineSnapshot {
+    const quotas = [...this.resolver.all()].filter((q) => include(q.name));
+    const tables = quotas.map((q) => {
       const index = this.tableIndex.get(q.name)!;
       return {
         quota: q,

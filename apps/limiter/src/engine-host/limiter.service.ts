@@ -48,6 +48,7 @@ export class LimiterService implements OnModuleDestroy {
   private armedAt = Infinity;
   private closing = false;
   private readonly observers: DecisionObserver[] = [];
+  private changes = 0;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -56,6 +57,14 @@ export class LimiterService implements OnModuleDestroy {
     this.base = [goccDefaultQuota(settings.gocc)];
     this.engine = new Engine(this.base, { shards: settings.shards });
     this.arm(this.clock.now() + SWEEP_MS);
+  }
+
+  /**
+   * Counts changes to the engine's state that no decision counter shows (release, usage, reset,
+   * quota changes), so persistence can tell "nothing changed" from counters plus this number.
+   */
+  get revision(): number {
+    return this.changes;
   }
 
   observe(observer: DecisionObserver): void {
@@ -69,6 +78,7 @@ export class LimiterService implements OnModuleDestroy {
       : [goccDefaultQuota(this.settings.gocc), ...quotas];
     this.engine.setQuotas([...next, ...this.overrides.values()], this.clock.now());
     this.base = next;
+    this.changes++;
   }
 
   quotas(): QuotaSpec[] {
@@ -81,7 +91,7 @@ export class LimiterService implements OnModuleDestroy {
 
   /** Decides one request; a request that waits resolves later, in FIFO order, or on `signal`. */
   acquire(input: NormalisedAcquire, signal?: AbortSignal): Decision | Promise<Decision> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     if (this.closing) return this.report(this.unavailable(input), started);
     const now = this.clock.now();
     const answer = this.engine.acquire(input, now);
@@ -115,10 +125,12 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   release(input: NormalisedRelease): Outcome<boolean> {
+    this.changes++;
     return this.engine.release(input, this.clock.now());
   }
 
   usage(input: NormalisedUsage): Outcome<KeyStats> {
+    this.changes++;
     return this.engine.usage(input, this.clock.now());
   }
 
@@ -127,6 +139,7 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   resetKey(input: NormalisedStats): Outcome<boolean> {
+    this.changes++;
     return this.engine.reset(input, this.clock.now());
   }
 
@@ -151,9 +164,21 @@ export class LimiterService implements OnModuleDestroy {
     const name = `gocc-override:${gocc.maxRequests}:${gocc.maxRequestsInQueue}`;
     if (this.overrides.has(name)) return name;
     if (this.overrides.size >= MAX_OVERRIDES) return undefined;
-    this.overrides.set(name, goccQuota(name, undefined, gocc));
-    this.engine.setQuotas([...this.base, ...this.overrides.values()], this.clock.now());
+    const spec = goccQuota(name, undefined, gocc);
+    // Registered only once the engine took it, so a refused override cannot poison later changes.
+    this.engine.setQuotas([...this.base, ...this.overrides.values(), spec], this.clock.now());
+    this.overrides.set(name, spec);
     return name;
+  }
+
+  /** Names of the GoCC client-override quotas in use: GoCC release and debug look keys up there too. */
+  overrideQuotaNames(): string[] {
+    return [...this.overrides.keys()];
+  }
+
+  /** The quota that serves `key`: the one named, else the one matching, else `default`. */
+  quotaSpecFor(key: string, quota?: string): QuotaSpec | undefined {
+    return this.engine.resolve(quota, key);
   }
 
   /** Stops taking requests and answers every waiter (SIGTERM). */
@@ -187,9 +212,9 @@ export class LimiterService implements OnModuleDestroy {
     };
   }
 
-  private report(d: Decision, started: bigint): Decision {
+  private report(d: Decision, started: number): Decision {
     if (this.observers.length > 0) {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = (performance.now() - started) / 1000;
       for (const o of this.observers) o.decided(d.quota, d.code, seconds);
     }
     return d;

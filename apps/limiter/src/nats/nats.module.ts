@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
+import { NatsRequestsService } from './nats-requests.service';
+import { NatsTransport } from './nats-transport.service';
 
-/** Placeholder: being written. */
-@Module({})
+/**
+ * NATS request-reply (CONTRACT.md section 3), served with the nats.js client directly rather than
+ * NestJS's microservice transport: see NatsTransport for why and for the connection lifecycle.
+ */
+@Module({ providers: [NatsRequestsService, NatsTransport] })
 export class NatsModule {}

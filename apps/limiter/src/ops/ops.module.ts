@@ -1,5 +1,13 @@
 import { Module } from '@nestjs/common';
+import { ConfigLoaderService } from './config/config-loader.service';
+import { MetricsController } from './metrics/metrics.controller';
+import { MetricsService } from './metrics/metrics.service';
+import { OpsService } from './ops.service';
+import { PersistenceService } from './persistence/persistence.service';
 
-/** Placeholder: being written. */
-@Module({})
+/** Operations: CONFIG_FILE (watched), usage persisted under DATA_DIR, GET /metrics. */
+@Module({
+  controllers: [MetricsController],
+  providers: [ConfigLoaderService, PersistenceService, MetricsService, OpsService],
+})
 export class OpsModule {}

@@ -10,6 +10,14 @@ const AMOUNT = 3;
 const W = 4;
 const DEFAULT_COST = -2;
 
+/** A cost that fits in the ring as a number: none, a number, or an object of `requests` only. */
+function plainAmount(cost: Cost | undefined): number | undefined {
+  if (cost === undefined) return DEFAULT_COST;
+  if (typeof cost === 'number') return cost;
+  for (const unit in cost) if (unit !== 'requests') return undefined;
+  return cost['requests'] ?? DEFAULT_COST;
+}
+
 /**
  * What was charged for each admitted request, so release and usage can give it back or settle it.
  * A ring per shard, grown on demand up to `maxCapacity`, cleared after `ttlMs`: bounded memory at
@@ -42,13 +50,12 @@ export class Receipts {
     r[o + SEQ] = seq;
     r[o + AT] = chargedAt;
     r[o + TAG] = table * 4294967296 + keyHash;
-    if (cost === undefined) {
-      r[o + AMOUNT] = DEFAULT_COST;
-    } else if (typeof cost === 'number') {
-      r[o + AMOUNT] = cost;
+    const amount = plainAmount(cost);
+    if (amount !== undefined) {
+      r[o + AMOUNT] = amount;
     } else {
       r[o + AMOUNT] = -1;
-      this.objects.set(seq, cost);
+      this.objects.set(seq, cost!);
     }
     return seq;
   }
@@ -75,9 +82,10 @@ export class Receipts {
 
   setCost(o: number, cost: Cost): void {
     const seq = this.ring[o + SEQ]!;
-    if (typeof cost === 'number') {
+    const amount = plainAmount(cost);
+    if (amount !== undefined) {
       this.objects.delete(seq);
-      this.ring[o + AMOUNT] = cost;
+      this.ring[o + AMOUNT] = amount;
     } else {
       this.ring[o + AMOUNT] = -1;
       this.objects.set(seq, cost);

@@ -1,0 +1,135 @@
+import {
+  invalidAcquireReply,
+  invalidRequestReply,
+  parseAcquire,
+  parseBatch,
+  parseDecide,
+  parseJsonBody,
+  parseReleaseJson,
+  parseStats,
+  parseUsageJson,
+  type AcquireReply,
+  type BatchEntry,
+  type BatchReply,
+  type ReleaseReply,
+  type UsageReply,
+} from '@app/contracts';
+import type { Decision, KeyStats } from '@app/engine';
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LimiterService } from '../engine-host/limiter.service';
+import { abortWhenClientLeaves } from './client-gone';
+import { failureReply, sendDecision, sendFailure, setRateLimitHeaders } from './replies';
+import type { JsonRoute, RawBody, StatsRoute } from './route-types';
+
+const NO_BODY = '';
+
+/**
+ * The JSON API (`/v1/*`, CONTRACT section 4): the status from the reply's code (200, 429, 400,
+ * 404, 503) and the reply JSON as the body, whatever happened.
+ */
+@Injectable()
+export class ApiHttpService {
+  constructor(private readonly limiter: LimiterService) {}
+
+  /** `POST /v1/acquire`; a request with `wait: true` is answered when admitted or refused. */
+  acquire(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
+    const input = parseAcquireBody(request.body, parseAcquire);
+    if (!input.ok) return sendInvalid(reply, input.reply);
+    const signal = input.value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
+    const answer = this.limiter.acquire(input.value, signal);
+    if (answer instanceof Promise) return answer.then((decision) => answerAcquire(reply, decision));
+    answerAcquire(reply, answer);
+  }
+
+  /** `POST /v1/decide`: as acquire would answer, charging nothing and never waiting. */
+  decide(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+    const input = parseAcquireBody(request.body, parseDecide);
+    if (!input.ok) return sendInvalid(reply, input.reply);
+    sendDecision(reply, this.limiter.decide(input.value));
+  }
+
+  /**
+   * `POST /v1/acquire/batch`: 200 with one reply per entry, in order, each with its own code;
+   * 400 only when the envelope itself is wrong.
+   */
+  batch(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+    const json = parseJsonBody(request.body ?? NO_BODY);
+    const entries = json.ok ? parseBatch(json.value) : json;
+    if (!entries.ok) return sendFailure(reply, invalidRequestReply(entries));
+    const raw = rawEntries(json.ok ? json.value : undefined);
+    const positions = new Map<BatchEntry, number>();
+    entries.value.forEach((entry, i) => {
+      if (!entry.ok) positions.set(entry, i);
+    });
+    const body: BatchReply = {
+      replies: this.limiter.batch(entries.value, (failure) =>
+        invalidAcquireReply(failure, raw[positions.get(failure) ?? -1]),
+      ),
+    };
+    reply.code(200).send(body);
+  }
+
+  /** `POST /v1/release` → `{ released }`; unknown ids answer `released: false`. */
+  release(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+    const input = parseReleaseJson(request.body ?? NO_BODY);
+    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    const outcome = this.limiter.release(input.value);
+    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+    const body: ReleaseReply = { released: outcome.value };
+    reply.code(200).send(body);
+  }
+
+  /** `POST /v1/usage` → `{ ok: true, usage }`. */
+  usage(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+    const input = parseUsageJson(request.body ?? NO_BODY);
+    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    const outcome = this.limiter.usage(input.value);
+    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+    const body: UsageReply = { ok: true, usage: outcome.value };
+    reply.code(200).send(body);
+  }
+
+  /** `GET /v1/stats/:key?quota=` → KeyStats. */
+  stats(request: FastifyRequest<StatsRoute>, reply: FastifyReply): void {
+    const { quota } = request.query;
+    const input = parseStats(
+      quota === undefined ? { key: request.params.key } : { key: request.params.key, quota },
+    );
+    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    const outcome = this.limiter.stats(input.value);
+    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+    const body: KeyStats = outcome.value;
+    reply.code(200).send(body);
+  }
+}
+
+type ParsedAcquire =
+  | { readonly ok: true; readonly value: Parameters<LimiterService['acquire']>[0] }
+  | { readonly ok: false; readonly reply: AcquireReply };
+
+/** Parses a body as an AcquireRequest, keeping the raw JSON so a refusal can echo its ids. */
+function parseAcquireBody(body: RawBody, parse: typeof parseAcquire): ParsedAcquire {
+  const json = parseJsonBody(body ?? NO_BODY);
+  if (!json.ok) return { ok: false, reply: invalidAcquireReply(json, undefined) };
+  const input = parse(json.value);
+  return input.ok ? input : { ok: false, reply: invalidAcquireReply(input, json.value) };
+}
+
+function rawEntries(envelope: unknown): readonly unknown[] {
+  const requests: unknown =
+    typeof envelope === 'object' && envelope !== null
+      ? (envelope as { requests?: unknown }).requests
+      : undefined;
+  return Array.isArray(requests) ? requests : [];
+}
+
+function sendInvalid(reply: FastifyReply, body: AcquireReply): void {
+  reply.code(400).send(body);
+}
+
+/** `/v1/acquire` carries the rate-limit headers, admitted or not. */
+function answerAcquire(reply: FastifyReply, decision: Decision): void {
+  setRateLimitHeaders(reply, decision);
+  sendDecision(reply, decision);
+}

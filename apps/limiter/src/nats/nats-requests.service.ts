@@ -1,0 +1,93 @@
+import {
+  invalidAcquireReply,
+  invalidRequestReply,
+  parseAcquireJson,
+  parseBatchJson,
+  parseDecideJson,
+  parseReleaseJson,
+  parseStatsJson,
+  parseUsageJson,
+  type AcquireReply,
+  type BatchReply,
+  type ErrorReply,
+  type ReleaseReply,
+  type UsageReply,
+} from '@app/contracts';
+import type { Decision, KeyStats, Outcome } from '@app/engine';
+import { Injectable } from '@nestjs/common';
+import { LimiterService } from '../engine-host/limiter.service';
+import { asBuffer, encodeJson, rawJson } from './nats-codec';
+
+/** A reply ready to publish; an acquire that waits replies when the limiter answers it. */
+export type NatsReply = Uint8Array | Promise<Uint8Array>;
+
+/** `requests[i]` of a batch that is JSON, for echoing fields of refused entries. */
+function batchEntry(raw: unknown, index: number): unknown {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const requests = (raw as { requests?: unknown }).requests;
+  return Array.isArray(requests) ? (requests as unknown[])[index] : undefined;
+}
+
+function refused(outcome: Outcome<unknown> & { ok: false }): ErrorReply {
+  return { ok: false, allowed: false, code: outcome.code, reason: outcome.reason };
+}
+
+/**
+ * The NATS operations of CONTRACT.md sections 2 and 3: payload bytes in, reply bytes out. Every
+ * request gets exactly one reply: invalid input is answered INVALID_REQUEST naming the field,
+ * never thrown. The engine work is the LimiterService's; this class only decodes and encodes.
+ */
+@Injectable()
+export class NatsRequestsService {
+  constructor(private readonly limiter: LimiterService) {}
+
+  acquire(data: Uint8Array): NatsReply {
+    const parsed = parseAcquireJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidAcquireReply(parsed, rawJson(data)));
+    const decision = this.limiter.acquire(parsed.value);
+    return decision instanceof Promise ? decision.then(encodeJson) : encodeJson(decision);
+  }
+
+  decide(data: Uint8Array): Uint8Array {
+    const parsed = parseDecideJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidAcquireReply(parsed, rawJson(data)));
+    return encodeJson(this.limiter.decide(parsed.value) satisfies AcquireReply);
+  }
+
+  /** A batch that is not `{ requests: [...] }` is refused as a whole; bad entries in their place. */
+  batch(data: Uint8Array): Uint8Array {
+    const parsed = parseBatchJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
+    let raw: unknown;
+    const replies: Decision[] = this.limiter.batch(parsed.value, (failure) => {
+      raw ??= rawJson(data);
+      const index = Number(/^requests\[(\d+)\]/.exec(failure.field)?.[1] ?? -1);
+      return invalidAcquireReply(failure, batchEntry(raw, index));
+    });
+    return encodeJson({ replies } satisfies BatchReply);
+  }
+
+  release(data: Uint8Array): Uint8Array {
+    const parsed = parseReleaseJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
+    const outcome = this.limiter.release(parsed.value);
+    if (!outcome.ok) return encodeJson(refused(outcome));
+    return encodeJson({ released: outcome.value } satisfies ReleaseReply);
+  }
+
+  usage(data: Uint8Array): Uint8Array {
+    const parsed = parseUsageJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
+    const outcome = this.limiter.usage(parsed.value);
+    if (!outcome.ok) return encodeJson(refused(outcome));
+    return encodeJson({ ok: true, usage: outcome.value } satisfies UsageReply);
+  }
+
+  stats(data: Uint8Array): Uint8Array {
+    const parsed = parseStatsJson(asBuffer(data));
+    if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
+    const outcome = this.limiter.stats(parsed.value);
+    if (!outcome.ok) return encodeJson(refused(outcome));
+    return encodeJson(outcome.value satisfies KeyStats);
+  }
+}

@@ -1,0 +1,73 @@
+import { Logger } from '@nestjs/common';
+import type { Msg, NatsError } from 'nats';
+import { INTERNAL_ERROR_REPLY } from './nats-codec';
+import type { NatsReply } from './nats-requests.service';
+
+/**
+ * Turns an operation into a subscription callback that answers every message exactly once, and
+ * keeps track of replies still owed (waiters), so that shutdown can publish them before draining.
+ * A message without a reply subject is served (a published release or usage record still counts)
+ * and simply not answered.
+ */
+export class NatsResponder {
+  private readonly logger = new Logger('NatsResponder');
+  private readonly owed = new Set<Promise<void>>();
+
+  callback(
+    operation: (data: Uint8Array) => NatsReply,
+  ): (error: NatsError | null, msg: Msg) => void {
+    return (error: NatsError | null, msg: Msg) => {
+      if (error !== null) {
+        this.logger.error(`subscription error: ${error.message}`);
+        return;
+      }
+      let reply: NatsReply;
+      try {
+        reply = operation(msg.data);
+      } catch (thrown) {
+        this.logger.error(`${msg.subject}: ${describe(thrown)}`);
+        reply = INTERNAL_ERROR_REPLY;
+      }
+      if (reply instanceof Promise) this.answerLater(msg, reply);
+      else this.answer(msg, reply);
+    };
+  }
+
+  /** Replies still owed right now (acquires that wait). */
+  get owedCount(): number {
+    return this.owed.size;
+  }
+
+  /** Resolves when every owed reply has been published, or after `timeoutMs`. */
+  async settled(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.all([...this.owed]), timeout]);
+    clearTimeout(timer);
+  }
+
+  private answerLater(msg: Msg, reply: Promise<Uint8Array>): void {
+    const owed = reply
+      .catch((thrown: unknown) => {
+        this.logger.error(`${msg.subject}: ${describe(thrown)}`);
+        return INTERNAL_ERROR_REPLY;
+      })
+      .then((bytes) => this.answer(msg, bytes))
+      .finally(() => this.owed.delete(owed));
+    this.owed.add(owed);
+  }
+
+  private answer(msg: Msg, bytes: Uint8Array): void {
+    if (msg.reply === undefined || msg.reply === '') return;
+    try {
+      msg.respond(bytes);
+    } catch (thrown) {
+      // closed or draining connection: the requester times out, as it would if we had crashed
+      this.logger.warn(`could not reply on ${msg.subject}: ${describe(thrown)}`);
+    }
+  }
+}
+
+function describe(thrown: unknown): string {
+  return thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown);
+}

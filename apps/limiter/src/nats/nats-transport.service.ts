@@ -1,0 +1,200 @@
+import { natsSubjects } from '@app/contracts';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import {
+  connect,
+  Events,
+  type ConnectionOptions,
+  type NatsConnection,
+  type Subscription,
+} from 'nats';
+import { ReadinessService } from '../engine-host/readiness.service';
+import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { natsHandlers, type NatsHandler } from './nats-handlers';
+import { NatsRequestsService } from './nats-requests.service';
+import { NatsResponder } from './nats-responder';
+
+/** First-connect retries back off from this delay... */
+const FIRST_RETRY_MS = 100;
+/** ...up to this one, so a NATS server that comes up is found within about this long. */
+const MAX_RETRY_MS = 2_000;
+/** nats.js retries a lost server this often (plus jitter), forever. */
+const RECONNECT_WAIT_MS = 500;
+const RECONNECT_JITTER_MS = 250;
+/** Shutdown waits at most this long for owed replies, and as long again for the drain. */
+const SHUTDOWN_STEP_MS = 5_000;
+
+/**
+ * Serves the request-reply subjects with the nats.js client directly: one callback subscription per
+ * subject in the queue group. NestJS's NATS microservice transport would add an RxJS pipeline, a
+ * pattern lookup and its own envelope ({ pattern, data, id }) per message, which neither the
+ * contract's plain JSON payloads nor the throughput goal can afford.
+ *
+ * Lifecycle: the limiter starts without NATS and connects in the background, forever, with
+ * backoff; once connected, nats.js reconnects by itself (`maxReconnectAttempts: -1`) and resends
+ * the subscriptions. The first connection is retried here rather than with nats.js's
+ * `waitOnFirstConnect`, because that dial loop cannot be cancelled: a limiter shut down while NATS
+ * is unreachable would keep retrying. ReadinessService.nats follows the connection's status.
+ *
+ * Shutdown: onModuleDestroy stops taking requests (unsubscribes, so the queue group routes new
+ * ones to other replicas); LimiterService.onModuleDestroy answers every waiter; then
+ * beforeApplicationShutdown, which Nest runs after every onModuleDestroy, publishes those replies
+ * and drains the connection.
+ */
+@Injectable()
+export class NatsTransport
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
+  private readonly logger = new Logger('NatsTransport');
+  private readonly responder = new NatsResponder();
+  private readonly handlers: NatsHandler[];
+  private connection: NatsConnection | undefined;
+  private subscriptions: Subscription[] = [];
+  private connecting: Promise<void> | undefined;
+  private stopping = false;
+  private wakeRetry: (() => void) | undefined;
+
+  constructor(
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
+    private readonly readiness: ReadinessService,
+    requests: NatsRequestsService,
+  ) {
+    this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.settings.natsUrl === '') {
+      this.readiness.nats = 'disabled';
+      return;
+    }
+    this.connecting = this.connectUntilStopped();
+  }
+
+  onModuleDestroy(): void {
+    this.stopping = true;
+    this.wakeRetry?.();
+    if (this.connection === undefined || this.connection.isClosed()) return;
+    for (const sub of this.subscriptions) {
+      sub.drain().catch(() => undefined); // the connection drain below settles it either way
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    this.wakeRetry?.();
+    await this.connecting;
+    await this.responder.settled(SHUTDOWN_STEP_MS);
+    const nc = this.connection;
+    if (nc !== undefined && !nc.isClosed()) {
+      const drained = nc.isDraining() ? nc.closed() : nc.drain().catch(() => undefined);
+      if (!(await finishesWithin(drained, SHUTDOWN_STEP_MS))) await nc.close();
+    }
+    this.readiness.nats = this.settings.natsUrl === '' ? 'disabled' : 'closed';
+  }
+
+  private async connectUntilStopped(): Promise<void> {
+    let retryMs = FIRST_RETRY_MS;
+    let failures = 0;
+    while (!this.stopping) {
+      this.readiness.nats = 'connecting';
+      try {
+        const nc = await connect(this.connectionOptions());
+        if (this.stopping) {
+          await nc.close();
+          return;
+        }
+        this.serve(nc);
+        return;
+      } catch (error) {
+        // Once, then every ~minute: an unreachable NATS is a state, not a stream of errors.
+        if (failures++ % 30 === 0) {
+          this.logger.warn(`NATS unreachable at ${this.settings.natsUrl}: ${describe(error)}`);
+        }
+      }
+      await this.pause(retryMs);
+      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+    }
+  }
+
+  private connectionOptions(): ConnectionOptions {
+    return {
+      servers: this.settings.natsUrl.split(',').map((url) => url.trim()),
+      name: 'ratelimit-limiter',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: RECONNECT_WAIT_MS,
+      reconnectJitter: RECONNECT_JITTER_MS,
+    };
+  }
+
+  private serve(nc: NatsConnection): void {
+    this.connection = nc;
+    const queue = this.settings.queueGroup;
+    this.subscriptions = this.handlers.map(({ subject, handle }) =>
+      nc.subscribe(subject, { queue, callback: this.responder.callback(handle) }),
+    );
+    void this.follow(nc);
+    // Subscribed once the server has seen the SUBs: a round trip behind them.
+    nc.flush().then(
+      () => {
+        if (this.readiness.nats === 'connecting') this.readiness.nats = 'subscribed';
+      },
+      () => undefined, // disconnected meanwhile: follow() reports it
+    );
+    this.logger.log(
+      `NATS connected to ${nc.getServer()}, serving ${this.settings.subjectPrefix}.*`,
+    );
+  }
+
+  /** Mirrors the connection's status into readiness; reconnects from scratch if it ever closes. */
+  private async follow(nc: NatsConnection): Promise<void> {
+    const closed: Promise<void | Error> = nc.closed();
+    for await (const status of nc.status()) {
+      if (status.type === Events.Disconnect) {
+        this.readiness.nats = 'disconnected';
+        this.logger.warn('NATS disconnected; reconnecting');
+      } else if (status.type === Events.Reconnect) {
+        this.readiness.nats = 'subscribed';
+        this.logger.log(`NATS reconnected to ${nc.getServer()}`);
+      }
+    }
+    const error = await closed;
+    if (this.connection === nc) {
+      this.connection = undefined;
+      this.subscriptions = [];
+    }
+    this.readiness.nats = 'closed';
+    if (!this.stopping) {
+      this.logger.error(
+        `NATS connection closed${error ? `: ${describe(error)}` : ''}; reconnecting`,
+      );
+      this.connecting = this.connectUntilStopped();
+    }
+  }
+
+  /** A retry delay that shutdown can cut short. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeRetry = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (this.wakeRetry = undefined));
+  }
+}
+
+function finishesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([work.then(() => true), late]).finally(() => clearTimeout(timer));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { LimiterService } from '../../engine-host/limiter.service';
+import { ConfigLoaderService } from '../config/config-loader.service';
+import { PersistenceService } from '../persistence/persistence.service';
+import { DecisionMetrics } from './decision-metrics';
+
+/**
+ * Decisions take microseconds; waiters take up to their maxWaitMs (30 s by default). The buckets
+ * resolve both ends.
+ */
+export const DECISION_SECONDS_BUCKETS = [
+  0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.05, 0.1,
+  0.5, 1, 5, 30, 60,
+];
+
+/**
+ * GET /metrics (Prometheus text). One registry per app, so in-process apps never collide.
+ * Per-decision series are fed by an observer on the engine host; gauges are read at scrape time.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  constructor(
+    limiter: LimiterService,
+    config: ConfigLoaderService,
+    persistence: PersistenceService,
+  ) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+
+    const decisions = new DecisionMetrics(DECISION_SECONDS_BUCKETS);
+    limiter.observe(decisions);
+    // Duck-typed metrics: the registry reads them at scrape time (see DecisionMetrics).
+    this.registry.registerMetric(
+      decisions.counter(
+        'ratelimit_decisions_total',
+        'Answered acquires by quota and code',
+      ) as never,
+    );
+    this.registry.registerMetric(
+      decisions.histogram(
+        'ratelimit_decision_duration_seconds',
+        'From arrival to answer, by quota (waiters included)',
+      ) as never,
+    );
+
+    new Gauge({
+      name: 'ratelimit_queue_depth',
+      help: 'Requests waiting in the queue, by quota',
+      labelNames: ['quota'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const c of limiter.counters()) this.labels(c.quota).set(c.queued);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_active_keys',
+      help: 'Keys with state in memory, by quota',
+      labelNames: ['quota'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const c of limiter.counters()) this.labels(c.quota).set(c.activeKeys);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_quotas',
+      help: 'Quotas in force',
+      registers,
+      collect() {
+        this.set(limiter.quotas().length);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_config_reloads_total',
+      help: 'CONFIG_FILE versions put in force (applied) or refused',
+      labelNames: ['result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('applied').inc(config.stats.applied);
+        this.labels('refused').inc(config.stats.refused);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_config_valid',
+      help: '1 when the config file on disk is the one in force, 0 while it is refused',
+      registers,
+      collect() {
+        this.set(config.stats.valid ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_persistence_writes_total',
+      help: 'Usage snapshots written to DATA_DIR (ok) or failed',
+      labelNames: ['result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('ok').inc(persistence.stats.writes);
+        this.labels('failed').inc(persistence.stats.failures);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_persistence_last_write_timestamp_seconds',
+      help: 'When usage was last written to DATA_DIR (0: never)',
+      registers,
+      collect() {
+        this.set(persistence.stats.lastWriteAt / 1000);
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

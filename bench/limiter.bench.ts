@@ -1,0 +1,269 @@
+/**
+ * npm run bench:limiter — the limiter service as production runs it (dist/apps/limiter/main.js, a
+ * separate process), each figure beside its peer in the same run, median of 3 rounds:
+ *   (a) NATS single acquires, 128 in flight, one client connection, vs a raw nats.js echo
+ *       responder replying the same number of bytes, driven by the same loop;
+ *   (b) NATS batches of 100 acquires, decisions/s, vs the echo responder at the batch reply size;
+ *   (c) p50/p99 latency of single acquires sent open loop at half of the peak rate of (a);
+ *   (d) HTTP `POST /rate/:key` vs a bare Fastify route, both under autocannon in its own process.
+ * The load generator, the servers and nats-server share this machine's cores.
+ * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
+import { freePort, runNode, startNode, type Child } from './limiter/processes';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const SECONDS = QUICK ? 0.5 : 3;
+const WARMUP_SECONDS = QUICK ? 0.3 : 2;
+const ROUNDS = 3;
+const IN_FLIGHT = 128;
+const BATCH_SIZE = 100;
+const BATCH_IN_FLIGHT = 8;
+const HTTP_CONNECTIONS = 64;
+const KEYS = 10_000;
+const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+
+const root = join(__dirname, '..', '..', '..');
+const here = __dirname;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const ms = (n: number): string => n.toFixed(3);
+const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
+
+function acquirePayloads(): Buffer[] {
+  return Array.from({ length: KEYS }, (_, i) => Buffer.from(JSON.stringify({ key: `user-${i}` })));
+}
+
+function batchPayloads(): Buffer[] {
+  return Array.from({ length: 100 }, (_, b) =>
+    Buffer.from(
+      JSON.stringify({
+        requests: Array.from({ length: BATCH_SIZE }, (_, i) => ({
+          key: `user-${(b * BATCH_SIZE + i) % KEYS}`,
+        })),
+      }),
+    ),
+  );
+}
+
+async function reply(nc: NatsConnection, subject: string, payload: Uint8Array): Promise<Buffer> {
+  const msg = await nc.request(subject, payload, { timeout: 5_000 });
+  return Buffer.from(msg.data);
+}
+
+async function httpReady(url: string): Promise<boolean> {
+  const res = await fetch(url);
+  return res.ok;
+}
+
+interface Autocannon {
+  requests: { average: number };
+  non2xx: number;
+  errors: number;
+}
+
+async function autocannon(url: string, seconds: number): Promise<number> {
+  const out = await runNode([
+    join(root, 'node_modules', 'autocannon', 'autocannon.js'),
+    '--json',
+    '-m',
+    'POST',
+    '-c',
+    String(HTTP_CONNECTIONS),
+    '-d',
+    String(Math.max(1, Math.round(seconds))),
+    url,
+  ]);
+  const result = JSON.parse(out) as Autocannon;
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  }
+  return result.requests.average;
+}
+
+/** Runs `measure` for each peer in turn, ROUNDS times (alternating, so drift hits both alike). */
+async function rounds<T>(peers: (() => Promise<T>)[]): Promise<T[][]> {
+  const results: T[][] = peers.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, measure] of peers.entries()) results[i]!.push(await measure());
+  }
+  return results;
+}
+
+function medianLatency(samples: Latency[]): Latency {
+  return {
+    p50: median(samples.map((s) => s.p50)),
+    p99: median(samples.map((s) => s.p99)),
+    sent: median(samples.map((s) => s.sent)),
+    answered: median(samples.map((s) => s.answered)),
+  };
+}
+
+function writeDocs(section: string): void {
+  const file = join(root, 'docs', 'benchmarks.md');
+  const doc = readFileSync(file, 'utf8');
+  const heading = '## Limiter: `npm run bench:limiter`';
+  const start = doc.indexOf(heading);
+  // Our section runs to the next "## " heading; re-runs replace it, nothing else is touched.
+  const next = start === -1 ? -1 : doc.indexOf('\n## ', start + heading.length);
+  const before = start === -1 ? doc.trimEnd() + '\n\n' : doc.slice(0, start);
+  const after = next === -1 ? '' : doc.slice(next + 1);
+  const notes = start === -1 ? '' : extractNotes(doc.slice(start, next === -1 ? undefined : next));
+  writeFileSync(file, `${before}${heading}\n\n${section}${notes}${after ? `\n${after}` : ''}`);
+}
+
+/** Hand-written text kept across re-runs: everything after the generated block's end marker. */
+const NOTES_MARKER = '<!-- end of generated figures -->';
+function extractNotes(section: string): string {
+  const at = section.indexOf(NOTES_MARKER);
+  return at === -1 ? '' : section.slice(at + NOTES_MARKER.length).replace(/^\n*/, '\n');
+}
+
+async function main(): Promise<void> {
+  if (process.env.BENCH_SKIP_BUILD !== '1') {
+    execFileSync(join(root, 'node_modules', '.bin', 'nest'), ['build', 'limiter'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  }
+  const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
+  const echoPrefix = `${prefix}.echo`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'limiter-bench-'));
+  const children: Child[] = [];
+  const nc = await connect({ servers: NATS_URL, name: 'bench-client' });
+  try {
+    const limiterPort = await freePort();
+    const limiterUrl = `http://127.0.0.1:${limiterPort}`;
+    const limiter = await startNode(
+      [join(root, 'dist', 'apps', 'limiter', 'main.js')],
+      {
+        PORT: String(limiterPort),
+        HOST: '127.0.0.1',
+        NATS_URL,
+        NATS_SUBJECT_PREFIX: prefix,
+        NATS_QUEUE_GROUP: `bench-${randomUUID()}`,
+        // Every request admitted: the slowest path (a receipt per request).
+        MAX_REQUESTS: '1000000000',
+        WINDOW_MILLIS: '1000',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+      },
+      () => httpReady(`${limiterUrl}/readyz`),
+    );
+    children.push(limiter);
+
+    const singles = acquirePayloads();
+    const batches = batchPayloads();
+    const singleReply = await reply(nc, `${prefix}.acquire`, singles[0]!);
+    const batchReply = await reply(nc, `${prefix}.acquire.batch`, batches[0]!);
+    const echo = await startNode(
+      [
+        join(here, 'limiter', 'nats-echo-server.js'),
+        NATS_URL,
+        echoPrefix,
+        String(singleReply.length),
+        String(batchReply.length),
+      ],
+      {},
+      (out) => out.includes('ready'),
+    );
+    children.push(echo);
+    const fastifyPort = await freePort();
+    const fastify = await startNode(
+      [join(here, 'limiter', 'fastify-raw-server.js'), String(fastifyPort)],
+      {},
+      (out) => out.includes('ready'),
+    );
+    children.push(fastify);
+
+    const single =
+      (p: string, seconds = SECONDS) =>
+      () =>
+        closedLoop(nc, `${p}.acquire`, singles, IN_FLIGHT, seconds);
+    const batch =
+      (p: string, seconds = SECONDS) =>
+      async () =>
+        BATCH_SIZE *
+        (await closedLoop(nc, `${p}.acquire.batch`, batches, BATCH_IN_FLIGHT, seconds));
+    const limiterRate = `${limiterUrl}/rate/bench-key`;
+    const fastifyRate = `http://127.0.0.1:${fastifyPort}/rate/bench-key`;
+
+    process.stderr.write('warming up\n');
+    await single(prefix, WARMUP_SECONDS)();
+    await single(echoPrefix, WARMUP_SECONDS)();
+    await batch(prefix, WARMUP_SECONDS)();
+    await batch(echoPrefix, WARMUP_SECONDS)();
+    await autocannon(limiterRate, 1);
+    await autocannon(fastifyRate, 1);
+
+    process.stderr.write('(a) NATS single acquires\n');
+    const [aLimiter, aEcho] = (await rounds([single(prefix), single(echoPrefix)])).map(median);
+    process.stderr.write('(b) NATS batches\n');
+    const [bLimiter, bEcho] = (await rounds([batch(prefix), batch(echoPrefix)])).map(median);
+    const rate = Math.round(aLimiter! / 2);
+    process.stderr.write(`(c) latency at ${rate}/s\n`);
+    const [cLimiter, cEcho] = (
+      await rounds([
+        () => openLoop(nc, `${prefix}.acquire`, singles, rate, SECONDS),
+        () => openLoop(nc, `${echoPrefix}.acquire`, singles, rate, SECONDS),
+      ])
+    ).map(medianLatency);
+    process.stderr.write('(d) HTTP\n');
+    const [dLimiter, dFastify] = (
+      await rounds([() => autocannon(limiterRate, SECONDS), () => autocannon(fastifyRate, SECONDS)])
+    ).map(median);
+
+    const limiterExit = await limiter.stop();
+    if (limiterExit !== 0) throw new Error(`limiter exited ${limiterExit}:\n${limiter.output()}`);
+
+    const date = new Date().toISOString().slice(0, 10);
+    const table = [
+      `node ${process.version}; ${cpus().length} cores shared by the load generator, the servers and`,
+      `nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
+      '',
+      '| figure | limiter | peer | peer is | ratio | goal |',
+      '|---|---:|---:|---|---:|---|',
+      `| (a) NATS acquire, ${IN_FLIGHT} in flight, req/s | ${fmt(aLimiter!)} | ${fmt(aEcho!)} | nats.js echo (${singleReply.length} B reply) | ${ratio(aLimiter!, aEcho!)} | >= 0.9x |`,
+      `| (b) NATS batch of ${BATCH_SIZE}, ${BATCH_IN_FLIGHT} in flight, decisions/s | ${fmt(bLimiter!)} | ${fmt(bEcho!)} | nats.js echo (${batchReply.length} B reply) x ${BATCH_SIZE} | ${ratio(bLimiter!, bEcho!)} | >= 500 000/s |`,
+      `| (c) NATS acquire p50 at ${fmt(rate)}/s, ms | ${ms(cLimiter!.p50)} | ${ms(cEcho!.p50)} | nats.js echo, same rate | | |`,
+      `| (c) NATS acquire p99 at ${fmt(rate)}/s, ms | ${ms(cLimiter!.p99)} | ${ms(cEcho!.p99)} | nats.js echo, same rate | | <= 2 ms |`,
+      `| (d) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s | ${fmt(dLimiter!)} | ${fmt(dFastify!)} | bare Fastify 5 route | ${ratio(dLimiter!, dFastify!)} | >= 0.75x |`,
+    ].join('\n');
+    process.stdout.write(`${table}\n`);
+    if (QUICK) return;
+    writeDocs(
+      [
+        `Run of ${date} (\`dist/apps/limiter/main.js\`, as production runs it):`,
+        '',
+        '```',
+        table,
+        '```',
+        '',
+        NOTES_MARKER,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await nc.close();
+    for (const child of children.reverse()) await child.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

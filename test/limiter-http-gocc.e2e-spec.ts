@@ -1,0 +1,488 @@
+/**
+ * GoCC's HTTP routes on a real server (in-process app, no NATS): /rate/:key, release, /debug/:key,
+ * client overrides, waiting and hanging up, the rate-limit headers and X-Correlation-ID.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createLimiterApp } from '../apps/limiter/src/app';
+
+const HOUR = 3_600_000;
+
+interface RunningApp {
+  readonly app: NestFastifyApplication;
+  readonly url: string;
+}
+
+interface Debug {
+  Key: string;
+  Config: { WindowMillis: number; MaxRequestsPerWindow: number; MaxRequestsInQueue: number };
+  NumApprovedThisWindow: number;
+  NumDeniedThisWindow: number;
+  NumWaiting: number;
+  Found: boolean;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'limiter-http-gocc-'));
+
+/** Settings are read when the app is created, so the environment is set just before. */
+async function startApp(env: Record<string, string>): Promise<RunningApp> {
+  const saved = { ...process.env };
+  Object.assign(process.env, { NATS_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env });
+  try {
+    const app = await createLimiterApp({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    return { app, url: await app.getUrl() };
+  } finally {
+    process.env = saved;
+  }
+}
+
+const freshKey = (): string => `gocc-${randomUUID()}`;
+
+async function post(url: string): Promise<Response> {
+  return fetch(url, { method: 'POST' });
+}
+
+async function debug(base: string, key: string): Promise<Debug> {
+  const res = await fetch(`${base}/debug/${encodeURIComponent(key)}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Debug;
+}
+
+/** Polls until `check` holds; fails after `timeoutMs`. */
+async function eventually<T>(
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  timeoutMs = 5_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Windows are aligned to the epoch: a test that must stay inside one window first waits out a
+ * window that is about to end (at most `marginMs`).
+ */
+async function awayFromWindowEnd(windowMs: number, marginMs = 5_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+/** A request that stays open (it waits in the queue) until destroyed; resolves with its answer. */
+interface OpenRequest {
+  readonly request: ClientRequest;
+  readonly answer: Promise<{ status: number; body: string } | 'hung up'>;
+}
+
+function openRequest(url: string): OpenRequest {
+  let request!: ClientRequest;
+  const answer = new Promise<{ status: number; body: string } | 'hung up'>((resolve) => {
+    request = httpRequest(url, { method: 'POST', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', () => resolve('hung up'));
+    });
+    request.on('error', () => resolve('hung up'));
+    request.end();
+  });
+  return { request, answer };
+}
+
+async function exhaust(base: string, key: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await post(`${base}/rate/${encodeURIComponent(key)}`);
+    expect(res.status).toBe(200);
+    ids.push(await res.text());
+  }
+  return ids;
+}
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('GoCC routes (MAX_REQUESTS=100, one-hour windows, queue of 2, no client overrides)', () => {
+  let running: RunningApp;
+  let base: string;
+
+  beforeAll(async () => {
+    running = await startApp({
+      MAX_REQUESTS: '100',
+      WINDOW_MILLIS: String(HOUR),
+      MAX_REQUESTS_IN_QUEUE: '2',
+    });
+    base = running.url;
+  });
+
+  afterAll(async () => {
+    await running?.app.close();
+  });
+
+  beforeEach(async () => {
+    await awayFromWindowEnd(HOUR);
+  });
+
+  it('admits 100 requests with their requestIds, then answers 429 with an empty body', async () => {
+    const key = freshKey();
+    const ids = await exhaust(base, key, 100);
+
+    expect(new Set(ids).size).toBe(100);
+    expect(ids.every((id) => id.length > 0)).toBe(true);
+    const refused = await post(`${base}/rate/${key}`);
+    expect(refused.status).toBe(429);
+    expect(await refused.text()).toBe('');
+    expect(refused.headers.get('content-length')).toBe('0');
+    const refusedByGet = await fetch(`${base}/rate/${key}`);
+    expect(refusedByGet.status).toBe(429);
+    expect(await refusedByGet.text()).toBe('');
+  });
+
+  it('answers 200 with the requestId as text/plain, on GET as on POST', async () => {
+    const key = freshKey();
+
+    const res = await fetch(`${base}/rate/${key}`);
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect((await res.text()).length).toBeGreaterThan(0);
+    expect((await debug(base, key)).NumApprovedThisWindow).toBe(1);
+  });
+
+  it('does not acquire on HEAD', async () => {
+    const key = freshKey();
+
+    const res = await fetch(`${base}/rate/${key}`, { method: 'HEAD' });
+
+    expect(res.status).toBe(404);
+    expect((await debug(base, key)).Found).toBe(false);
+  });
+
+  it('shows the debug view of a key', async () => {
+    const key = freshKey();
+    await exhaust(base, key, 100);
+    await post(`${base}/rate/${key}`);
+    await post(`${base}/rate/${key}`);
+
+    expect(await debug(base, key)).toEqual({
+      Key: key,
+      Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 100, MaxRequestsInQueue: 2 },
+      NumApprovedThisWindow: 100,
+      NumDeniedThisWindow: 2,
+      NumWaiting: 0,
+      Found: true,
+    });
+    expect(await debug(base, freshKey())).toMatchObject({
+      Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 100, MaxRequestsInQueue: 2 },
+      NumApprovedThisWindow: 0,
+      NumDeniedThisWindow: 0,
+      NumWaiting: 0,
+      Found: false,
+    });
+  });
+
+  it('takes the key URL-decoded from the path', async () => {
+    const key = 'tenant/a b?é';
+
+    const res = await post(`${base}/rate/${encodeURIComponent(key)}`);
+
+    expect(res.status).toBe(200);
+    expect(await debug(base, key)).toMatchObject({ Key: key, NumApprovedThisWindow: 1 });
+  });
+
+  it('takes keys of up to 256 bytes, however long their encoding', async () => {
+    const ascii = `${freshKey()}-`.padEnd(256, 'a');
+    const euros = '€'.repeat(85); // 255 bytes, 765 characters percent-encoded
+
+    for (const key of [ascii, euros]) {
+      const res = await post(`${base}/rate/${encodeURIComponent(key)}`);
+      expect(res.status).toBe(200);
+      const id = await res.text();
+      expect(await debug(base, key)).toMatchObject({ Key: key, Found: true });
+      const released = await fetch(
+        `${base}/rate/${encodeURIComponent(key)}/${encodeURIComponent(id)}`,
+        { method: 'DELETE' },
+      );
+      expect(await released.json()).toEqual({ released: true });
+    }
+  });
+
+  it('release by DELETE gives the capacity back, once', async () => {
+    const key = freshKey();
+    const ids = await exhaust(base, key, 100);
+    expect((await post(`${base}/rate/${key}`)).status).toBe(429);
+
+    const released = await fetch(`${base}/rate/${key}/${encodeURIComponent(ids[7]!)}`, {
+      method: 'DELETE',
+    });
+
+    expect(released.status).toBe(200);
+    expect(await released.json()).toEqual({ released: true });
+    expect((await post(`${base}/rate/${key}`)).status).toBe(200);
+    expect((await post(`${base}/rate/${key}`)).status).toBe(429);
+    const again = await fetch(`${base}/rate/${key}/${encodeURIComponent(ids[7]!)}`, {
+      method: 'DELETE',
+    });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ released: false });
+    const unknown = await fetch(`${base}/rate/${key}/no-such-request`, { method: 'DELETE' });
+    expect(unknown.status).toBe(200);
+    expect(await unknown.json()).toEqual({ released: false });
+  });
+
+  it('queues canWait requests up to the queue size and refuses the next at once', async () => {
+    const key = freshKey();
+    await exhaust(base, key, 100);
+    const first = openRequest(`${base}/rate/${key}?canWait=true`);
+    const second = openRequest(`${base}/rate/${key}?canWait=true`);
+    await eventually(
+      () => debug(base, key),
+      (d) => d.NumWaiting === 2,
+    );
+
+    const third = await post(`${base}/rate/${key}?canWait=true`);
+
+    expect(third.status).toBe(429);
+    expect(await third.text()).toBe('');
+    expect(third.headers.get('retry-after')).not.toBeNull();
+    first.request.destroy();
+    second.request.destroy();
+    await expect(first.answer).resolves.toBe('hung up');
+    await expect(second.answer).resolves.toBe('hung up');
+  });
+
+  it('takes a waiter that hangs up out of the queue', async () => {
+    const key = freshKey();
+    await exhaust(base, key, 100);
+    const first = openRequest(`${base}/rate/${key}?canWait=1`);
+    const second = openRequest(`${base}/rate/${key}?canWait=T`);
+    await eventually(
+      () => debug(base, key),
+      (d) => d.NumWaiting === 2,
+    );
+
+    first.request.destroy();
+
+    expect(
+      (
+        await eventually(
+          () => debug(base, key),
+          (d) => d.NumWaiting === 1,
+        )
+      ).NumWaiting,
+    ).toBe(1);
+    second.request.destroy();
+    expect(
+      (
+        await eventually(
+          () => debug(base, key),
+          (d) => d.NumWaiting === 0,
+        )
+      ).NumWaiting,
+    ).toBe(0);
+    // The queue has room again: the places were given back.
+    const third = openRequest(`${base}/rate/${key}?canWait=true`);
+    await eventually(
+      () => debug(base, key),
+      (d) => d.NumWaiting === 1,
+    );
+    third.request.destroy();
+    await expect(third.answer).resolves.toBe('hung up');
+  });
+
+  it('refuses client overrides with 403 and charges nothing', async () => {
+    const key = freshKey();
+
+    const rate = await post(`${base}/rate/${key}?maxRequests=5`);
+    const queue = await post(`${base}/rate/${key}?maxRequestsInQueue=5`);
+
+    expect(rate.status).toBe(403);
+    expect(await rate.text()).toMatch(/^maxRequests: .*REQUESTS_CAN_SET_RATE/);
+    expect(queue.status).toBe(403);
+    expect(await queue.text()).toMatch(/^maxRequestsInQueue: .*REQUESTS_CAN_MOD_QUEUE/);
+    expect((await debug(base, key)).Found).toBe(false);
+  });
+
+  it('sends the rate-limit headers and the correlation id on admitted and refused requests', async () => {
+    const key = freshKey();
+    const admitted = await fetch(`${base}/rate/${key}`, {
+      method: 'POST',
+      headers: { 'X-Correlation-ID': 'trace-42' },
+    });
+    await exhaust(base, key, 99);
+
+    const refused = await post(`${base}/rate/${key}`);
+
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers.get('x-correlation-id')).toBe('trace-42');
+    for (const prefix of ['ratelimit', 'x-ratelimit']) {
+      expect(admitted.headers.get(`${prefix}-limit`)).toBe('100');
+      expect(admitted.headers.get(`${prefix}-remaining`)).toBe('99');
+      expect(refused.headers.get(`${prefix}-limit`)).toBe('100');
+      expect(refused.headers.get(`${prefix}-remaining`)).toBe('0');
+    }
+    const reset = Number(admitted.headers.get('ratelimit-reset'));
+    expect(Number.isInteger(reset) && reset >= 1 && reset <= HOUR / 1000).toBe(true);
+    expect(admitted.headers.get('x-ratelimit-reset')).toBe(String(reset));
+    expect(admitted.headers.get('retry-after')).toBeNull();
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= HOUR / 1000).toBe(true);
+    expect(refused.headers.get('x-ratelimit-retry-after')).toBe(String(retryAfter));
+    expect(refused.headers.get('x-correlation-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEUE true)', () => {
+  let running: RunningApp;
+  let base: string;
+
+  beforeAll(async () => {
+    running = await startApp({
+      MAX_REQUESTS: '2',
+      WINDOW_MILLIS: String(HOUR),
+      MAX_REQUESTS_IN_QUEUE: '5',
+      REQUESTS_CAN_SET_RATE: 'true',
+      REQUESTS_CAN_MOD_QUEUE: 'true',
+    });
+    base = running.url;
+  });
+
+  afterAll(async () => {
+    await running?.app.close();
+  });
+
+  beforeEach(async () => {
+    await awayFromWindowEnd(HOUR);
+  });
+
+  it('lets a request set the rate of its key', async () => {
+    const key = freshKey();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push((await post(`${base}/rate/${key}?maxRequests=3`)).status);
+
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(await debug(base, key)).toEqual({
+      Key: key,
+      Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 3, MaxRequestsInQueue: 5 },
+      NumApprovedThisWindow: 3,
+      NumDeniedThisWindow: 1,
+      NumWaiting: 0,
+      Found: true,
+    });
+  });
+
+  it('releases a request admitted under an override', async () => {
+    const key = freshKey();
+    const id = await (await post(`${base}/rate/${key}?maxRequests=1`)).text();
+    expect((await post(`${base}/rate/${key}?maxRequests=1`)).status).toBe(429);
+
+    const released = await fetch(`${base}/rate/${key}/${encodeURIComponent(id)}`, {
+      method: 'DELETE',
+    });
+
+    expect(await released.json()).toEqual({ released: true });
+    expect((await post(`${base}/rate/${key}?maxRequests=1`)).status).toBe(200);
+  });
+
+  it('lets a request set the queue size of its key', async () => {
+    const noQueue = freshKey();
+    for (let i = 0; i < 2; i++) {
+      expect((await post(`${base}/rate/${noQueue}?maxRequestsInQueue=0`)).status).toBe(200);
+    }
+    // Without a queue a waiting request is refused at once (the default queue would take it).
+    expect((await post(`${base}/rate/${noQueue}?canWait=true&maxRequestsInQueue=0`)).status).toBe(
+      429,
+    );
+
+    const key = freshKey();
+    for (let i = 0; i < 2; i++) {
+      expect((await post(`${base}/rate/${key}?maxRequestsInQueue=1`)).status).toBe(200);
+    }
+    const waiter = openRequest(`${base}/rate/${key}?canWait=true&maxRequestsInQueue=1`);
+    const view = await eventually(
+      () => debug(base, key),
+      (d) => d.NumWaiting === 1,
+    );
+    const full = await post(`${base}/rate/${key}?canWait=true&maxRequestsInQueue=1`);
+
+    expect(view.Config).toEqual({
+      WindowMillis: HOUR,
+      MaxRequestsPerWindow: 2,
+      MaxRequestsInQueue: 1,
+    });
+    expect(full.status).toBe(429);
+    waiter.request.destroy();
+    await expect(waiter.answer).resolves.toBe('hung up');
+  });
+
+  it('answers 400 for override values that are not counts', async () => {
+    const res = await post(`${base}/rate/${freshKey()}?maxRequests=-3`);
+
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/^maxRequests: /);
+  });
+});
+
+describe('GoCC waiting (MAX_REQUESTS=1, 250 ms windows)', () => {
+  let running: RunningApp;
+  let base: string;
+
+  beforeAll(async () => {
+    running = await startApp({
+      MAX_REQUESTS: '1',
+      WINDOW_MILLIS: '250',
+      MAX_REQUESTS_IN_QUEUE: '10',
+    });
+    base = running.url;
+  });
+
+  afterAll(async () => {
+    await running?.app.close();
+  });
+
+  it('admits canWait requests in later windows, in the order they arrived', async () => {
+    const key = freshKey();
+    const count = 6;
+    const answered: number[] = [];
+    const statuses: number[] = [];
+    let mostWaiting = 0;
+    const requests: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const sent = fetch(`${base}/rate/${key}?canWait=true`, { method: 'POST' }).then(
+        async (res) => {
+          statuses[i] = res.status;
+          await res.text();
+          answered.push(i);
+        },
+      );
+      requests.push(sent);
+      // The next request leaves only once the server holds this one (answered or queued).
+      await eventually(
+        () => debug(base, key),
+        (d) => {
+          mostWaiting = Math.max(mostWaiting, d.NumWaiting);
+          return answered.length + d.NumWaiting >= i + 1;
+        },
+      );
+    }
+    await Promise.all(requests);
+
+    expect(statuses).toEqual(Array.from({ length: count }, () => 200));
+    expect(answered).toEqual(Array.from({ length: count }, (_, i) => i));
+    expect(mostWaiting).toBeGreaterThanOrEqual(2);
+  });
+});
