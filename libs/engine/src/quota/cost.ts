@@ -20,9 +20,11 @@ export function costProblem(cost: unknown): string | undefined {
   if (typeof cost !== 'object' || cost === null || Array.isArray(cost)) {
     return 'cost: must be an integer or an object of unit: integer';
   }
-  for (const unit of Object.keys(cost)) {
-    if (!validAmount((cost as Record<string, unknown>)[unit]))
+  // for-in, not Object.keys: no array per request on the hot path.
+  for (const unit in cost) {
+    if (!validAmount((cost as Record<string, unknown>)[unit])) {
       return `cost.${unit}: must be an integer >= 0`;
+    }
   }
   return undefined;
 }
