@@ -19,7 +19,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { abortWhenClientLeaves } from './client-gone';
-import { failureReply, sendDecision, sendFailure, setRateLimitHeaders } from './replies';
+import { failureReply, sendDecision, sendFailure, writeDecisionRaw } from './replies';
 import type { JsonRoute, RawBody, StatsRoute } from './route-types';
 
 const NO_BODY = '';
@@ -130,6 +130,5 @@ function sendInvalid(reply: FastifyReply, body: AcquireReply): void {
 
 /** `/v1/acquire` carries the rate-limit headers, admitted or not. */
 function answerAcquire(reply: FastifyReply, decision: Decision): void {
-  setRateLimitHeaders(reply, decision);
-  sendDecision(reply, decision);
+  writeDecisionRaw(reply, decision);
 }

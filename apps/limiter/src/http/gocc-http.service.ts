@@ -15,7 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { abortWhenClientLeaves } from './client-gone';
-import { sendText, setRateLimitHeaders } from './replies';
+import { sendText, TEXT, writeRaw } from './replies';
 import type { DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
 
 /** A GoCC request costs one request; shared, the engine only reads it. */
@@ -137,14 +137,10 @@ function forbidden(field: string, variable: string): ClientQuota {
 
 /** 200 with the requestId as text, 429 with an empty body, the reason as text otherwise. */
 function answerRate(reply: FastifyReply, decision: Decision): void {
-  setRateLimitHeaders(reply, decision);
-  if (decision.allowed) return sendText(reply, 200, decision.requestId);
+  if (decision.allowed) return writeRaw(reply, 200, decision, TEXT, decision.requestId);
   const status = httpStatusForCode(decision.code);
-  if (status === 429) {
-    reply.code(429).send();
-    return;
-  }
-  sendText(reply, status, decision.reason ?? decision.code);
+  if (status === 429) return writeRaw(reply, 429, decision, undefined, '');
+  writeRaw(reply, status, decision, TEXT, decision.reason ?? decision.code);
 }
 
 function debugReply(key: string, spec: QuotaSpec, stats: KeyStats): GoccDebugReply {

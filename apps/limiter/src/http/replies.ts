@@ -1,16 +1,62 @@
-import { httpStatusForCode, rateLimitHeaders, type ErrorReply } from '@app/contracts';
+import { HEADERS, httpStatusForCode, secondsRoundedUp, type ErrorReply } from '@app/contracts';
 import type { Decision, Outcome } from '@app/engine';
 import type { FastifyReply } from 'fastify';
 
-const TEXT = 'text/plain; charset=utf-8';
+export const TEXT = 'text/plain; charset=utf-8';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * RateLimit-* headers describe the limit that decided. A request refused before any limit looked
- * at it (invalid, unknown quota) has none to describe, so it gets none.
+ * The hot routes (`/rate/:key`, `/v1/acquire`) write their answer on the raw response in one
+ * `writeHead` with a flat header list: Fastify's reply pipeline (header objects, onSend, the
+ * serializer) costs more than the decision itself. X-Correlation-ID, set on the raw response when
+ * the request arrived, is merged in by Node.
  */
-export function setRateLimitHeaders(reply: FastifyReply, decision: Decision): void {
-  if (decision.code === 'INVALID_REQUEST' || decision.code === 'UNKNOWN_QUOTA') return;
-  reply.headers(rateLimitHeaders(decision));
+export function writeRaw(
+  reply: FastifyReply,
+  status: number,
+  decision: Decision | undefined,
+  contentType: string | undefined,
+  body: string,
+): void {
+  const headers: string[] = [];
+  if (
+    decision !== undefined &&
+    decision.code !== 'INVALID_REQUEST' &&
+    decision.code !== 'UNKNOWN_QUOTA'
+  ) {
+    const limit = String(decision.limit);
+    const remaining = String(Math.max(0, decision.remaining));
+    const reset = String(secondsRoundedUp(decision.resetMs));
+    headers.push(
+      HEADERS.rateLimitLimit,
+      limit,
+      HEADERS.rateLimitRemaining,
+      remaining,
+      HEADERS.rateLimitReset,
+      reset,
+      HEADERS.xRateLimitLimit,
+      limit,
+      HEADERS.xRateLimitRemaining,
+      remaining,
+      HEADERS.xRateLimitReset,
+      reset,
+    );
+    if (!decision.allowed) {
+      const retryAfter = String(Math.max(1, secondsRoundedUp(decision.retryAfterMs)));
+      headers.push(HEADERS.retryAfter, retryAfter, HEADERS.xRateLimitRetryAfter, retryAfter);
+    }
+  }
+  if (contentType !== undefined) headers.push('content-type', contentType);
+  headers.push('content-length', String(Buffer.byteLength(body)));
+  reply.hijack();
+  reply.raw.writeHead(status, headers);
+  reply.raw.end(body);
+}
+
+/** `/v1/acquire`: the status from the code, the reply JSON as the body, the rate-limit headers. */
+export function writeDecisionRaw(reply: FastifyReply, decision: Decision): void {
+  writeRaw(reply, httpStatusForCode(decision.code), decision, JSON_TYPE, JSON.stringify(decision));
 }
 
 /** The JSON API: the status from the code, the reply as the body. */
