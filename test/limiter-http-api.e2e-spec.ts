@@ -5,32 +5,22 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createLimiterApp } from '../apps/limiter/src/app';
 import { LimiterService } from '../apps/limiter/src/engine-host/limiter.service';
 import { ReadinessService } from '../apps/limiter/src/engine-host/readiness.service';
+import {
+  awayFromWindowEnd,
+  eventually,
+  startInProcessLimiter,
+  type RunningApp,
+} from './support/in-process-limiter';
 
 const HOUR = 3_600_000;
 const LIMIT = 5;
 
-interface RunningApp {
-  readonly app: NestFastifyApplication;
-  readonly url: string;
-}
-
 const dataDir = mkdtempSync(join(tmpdir(), 'limiter-http-api-'));
 
-async function startApp(env: Record<string, string>): Promise<RunningApp> {
-  const saved = { ...process.env };
-  Object.assign(process.env, { NATS_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env });
-  try {
-    const app = await createLimiterApp({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return { app, url: await app.getUrl() };
-  } finally {
-    process.env = saved;
-  }
-}
+const startApp = (env: Record<string, string>): Promise<RunningApp> =>
+  startInProcessLimiter(dataDir, env);
 
 const freshKey = (): string => `api-${randomUUID()}`;
 
@@ -40,25 +30,6 @@ async function postJson(url: string, body: unknown): Promise<Response> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-}
-
-async function eventually<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  timeoutMs = 5_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met; last ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function awayFromWindowEnd(windowMs: number, marginMs = 5_000): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
 }
 
 afterAll(() => {

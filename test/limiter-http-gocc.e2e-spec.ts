@@ -7,15 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createLimiterApp } from '../apps/limiter/src/app';
+import {
+  awayFromWindowEnd,
+  eventually,
+  startInProcessLimiter,
+  type RunningApp,
+} from './support/in-process-limiter';
 
 const HOUR = 3_600_000;
-
-interface RunningApp {
-  readonly app: NestFastifyApplication;
-  readonly url: string;
-}
 
 interface Debug {
   Key: string;
@@ -28,18 +27,8 @@ interface Debug {
 
 const dataDir = mkdtempSync(join(tmpdir(), 'limiter-http-gocc-'));
 
-/** Settings are read when the app is created, so the environment is set just before. */
-async function startApp(env: Record<string, string>): Promise<RunningApp> {
-  const saved = { ...process.env };
-  Object.assign(process.env, { NATS_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env });
-  try {
-    const app = await createLimiterApp({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return { app, url: await app.getUrl() };
-  } finally {
-    process.env = saved;
-  }
-}
+const startApp = (env: Record<string, string>): Promise<RunningApp> =>
+  startInProcessLimiter(dataDir, env);
 
 const freshKey = (): string => `gocc-${randomUUID()}`;
 
@@ -51,31 +40,6 @@ async function debug(base: string, key: string): Promise<Debug> {
   const res = await fetch(`${base}/debug/${encodeURIComponent(key)}`);
   expect(res.status).toBe(200);
   return (await res.json()) as Debug;
-}
-
-/** Polls until `check` holds; fails after `timeoutMs`. */
-async function eventually<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  timeoutMs = 5_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`condition not met; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * Windows are aligned to the epoch: a test that must stay inside one window first waits out a
- * window that is about to end (at most `marginMs`).
- */
-async function awayFromWindowEnd(windowMs: number, marginMs = 5_000): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
 }
 
 /** A request that stays open (it waits in the queue) until destroyed; resolves with its answer. */
