@@ -137,6 +137,33 @@ function bytesPerKey(spec: QuotaSpec, n: number): number {
   return bytes / n;
 }
 
+/** Heap bytes per parked waiter (its record, promise and cancel closure). */
+function bytesPerWaiter(n: number): number {
+  if (!gc) return NaN;
+  const now = Date.UTC(2026, 10, 21);
+  const spec: QuotaSpec = {
+    name: 'default',
+    limits: [
+      { name: 'rph', unit: 'requests', limit: 1, windowMs: 3_600_000, algorithm: 'fixed_window' },
+    ],
+    queue: { maxSize: 1_000_000, maxWaitMs: 3_600_000 },
+  };
+  const engine = new Engine([spec], { shards: 25, receiptCapacity: 64 });
+  const keys = 1000;
+  for (let k = 0; k < keys; k++) engine.acquire({ key: `member-${k}` }, now);
+  const handles = new Array<unknown>(n);
+  gc();
+  gc();
+  const before = process.memoryUsage();
+  for (let i = 0; i < n; i++)
+    handles[i] = engine.acquire({ key: `member-${i % keys}`, wait: true }, now);
+  gc();
+  gc();
+  const after = process.memoryUsage();
+  if (engine.footprint().waiters !== n) throw new Error('waiters missing');
+  return (after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers)) / n;
+}
+
 const fmt = (n: number): string =>
   Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
 
@@ -151,7 +178,8 @@ const SET_NAMES: Record<string, string> = {
 async function figure(kind: string, set: string): Promise<void> {
   const keys = keySet(SETS[set]!);
   let value: number;
-  if (kind === 'flexible') value = await flexibleRate(keys, HUGE);
+  if (kind === 'waiter') value = bytesPerWaiter(QUICK ? 10_000 : 100_000);
+  else if (kind === 'flexible') value = await flexibleRate(keys, HUGE);
   else if (kind === 'flexible:gocc') value = await flexibleRate(keys, GOCC_LIMIT);
   else if (kind.startsWith('bytes:'))
     value = bytesPerKey(quota(kind.slice(6)), QUICK ? 20_000 : 200_000);
@@ -211,6 +239,10 @@ function main(): void {
   console.log('|---|---:|');
   for (const algo of Object.keys(limits))
     console.log(`| ${algo} | ${fmt(inChild(`bytes:${algo}`, 'a'))} |`);
+  console.log('');
+  console.log(
+    `A parked waiter (wait: true) costs ${fmt(inChild('waiter', 'a'))} bytes of heap, no thread.`,
+  );
 }
 
 const [kind, set] = process.argv.slice(2);
