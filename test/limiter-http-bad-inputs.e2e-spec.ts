@@ -127,6 +127,12 @@ const corpus: readonly BadInput[] = [
   gocc('stats: bad quota name', 'GET', '/v1/stats/victim?quota=bad!', 'quota'),
   gocc('stats: quota given twice', 'GET', '/v1/stats/victim?quota=a&quota=b', 'quota'),
   gocc('stats: unknown quota', 'GET', '/v1/stats/victim?quota=nope', 'quota', 404),
+  // refused by the router itself, before any handler: still a 400 naming the field
+  gocc('rate: malformed percent-encoding', 'POST', '/rate/%ZZ', 'key'),
+  gocc('debug: malformed percent-encoding', 'GET', '/debug/vic%E0%A4tim', 'key'),
+  gocc('stats: malformed percent-encoding', 'GET', '/v1/stats/%ZZ', 'key'),
+  gocc('release: malformed request id', 'DELETE', '/rate/victim/%ZZ', 'requestId'),
+  gocc('rate: key longer than the router takes', 'POST', `/rate/${'k'.repeat(3000)}`, 'key'),
   // GoCC routes
   gocc('rate: empty key', 'POST', '/rate/', 'key'),
   gocc('rate: empty key by GET', 'GET', '/rate/', 'key'),

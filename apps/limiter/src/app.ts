@@ -2,6 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
+import { answerRoutingError } from './http/http-errors';
 import { MAX_PATH_PARAM_LENGTH } from './http/http-limits';
 
 /** Builds the limiter on Fastify without listening; main.ts and the end-to-end tests share it. */
@@ -13,6 +14,8 @@ export function createLimiterApp(
   const adapter = new FastifyAdapter({
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     skipMiddie: true,
+    // A malformed percent-encoding in a key is answered naming the field, like any bad input.
+    frameworkErrors: answerRoutingError,
   });
   return NestFactory.create<NestFastifyApplication>(AppModule, adapter, options);
 }

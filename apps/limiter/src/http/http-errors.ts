@@ -45,3 +45,28 @@ export function answerHttpError(
     : invalidRequestReply(failure);
   reply.code(status).send(body);
 }
+
+/**
+ * What Fastify refuses while routing, before any route of ours runs: a path with a malformed
+ * percent-encoding (`/rate/%ZZ`) or a parameter longer than the router takes. The only parameters
+ * in our paths are keys and request ids, so the reply names the path parameter.
+ */
+export function answerRoutingError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const field =
+    request.url.startsWith('/rate/') && request.url.split('/').length > 3 ? 'requestId' : 'key';
+  const reason =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'is not a valid percent-encoded path segment'
+      : 'is too long';
+  const failure = fieldFailure(field, reason);
+  if (request.url.startsWith('/v1/')) {
+    reply.code(400).send(invalidRequestReply(failure));
+    return;
+  }
+  // GoCC's routes answer refusals other than 429 as text naming the field.
+  reply.code(400).type('text/plain; charset=utf-8').send(failure.reason);
+}
