@@ -15,25 +15,39 @@ export function secondsRoundedUp(ms: number): number {
 }
 
 /**
- * Headers for `/rate/*` and `/v1/acquire`, admitted or not. Refused replies also carry
+ * Headers for `/rate/*` and `/v1/acquire`, admitted or not, as a flat name, value, name, value
+ * list (the form Node's `writeHead` takes without building an object). Refused replies also carry
  * `Retry-After` of at least 1 s: a 0 would invite an immediate retry storm.
  */
-export function rateLimitHeaders(reply: HeaderSource): Record<string, string> {
+export function rateLimitHeaderList(reply: HeaderSource): string[] {
   const limit = String(reply.limit);
   const remaining = String(Math.max(0, reply.remaining));
   const reset = String(secondsRoundedUp(reply.resetMs));
-  const headers: Record<string, string> = {
-    [HEADERS.rateLimitLimit]: limit,
-    [HEADERS.rateLimitRemaining]: remaining,
-    [HEADERS.rateLimitReset]: reset,
-    [HEADERS.xRateLimitLimit]: limit,
-    [HEADERS.xRateLimitRemaining]: remaining,
-    [HEADERS.xRateLimitReset]: reset,
-  };
+  const list = [
+    HEADERS.rateLimitLimit,
+    limit,
+    HEADERS.rateLimitRemaining,
+    remaining,
+    HEADERS.rateLimitReset,
+    reset,
+    HEADERS.xRateLimitLimit,
+    limit,
+    HEADERS.xRateLimitRemaining,
+    remaining,
+    HEADERS.xRateLimitReset,
+    reset,
+  ];
   if (!reply.allowed) {
     const retryAfter = String(Math.max(1, secondsRoundedUp(reply.retryAfterMs)));
-    headers[HEADERS.retryAfter] = retryAfter;
-    headers[HEADERS.xRateLimitRetryAfter] = retryAfter;
+    list.push(HEADERS.retryAfter, retryAfter, HEADERS.xRateLimitRetryAfter, retryAfter);
   }
+  return list;
+}
+
+/** The same headers as an object. */
+export function rateLimitHeaders(reply: HeaderSource): Record<string, string> {
+  const list = rateLimitHeaderList(reply);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < list.length; i += 2) headers[list[i]!] = list[i + 1]!;
   return headers;
 }

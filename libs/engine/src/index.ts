@@ -5,6 +5,8 @@
 export { Engine } from './engine';
 export type { EngineOptions, Outcome, QuotaCounters } from './engine';
 export { PendingAcquire } from './shard/waiters';
+/** A refusal in the engine's own reply shape, for hosts that refuse before the engine decides. */
+export { refusal } from './shard/decision';
 export { EngineError, InvalidQuotaError, SnapshotError } from './errors';
 export { compileQuota, DEFAULT_PRECISION } from './quota/compile';
 export { QuotaResolver } from './quota/resolver';

@@ -10,6 +10,7 @@ import {
 import {
   Engine,
   PendingAcquire,
+  refusal,
   systemClock,
   type Clock,
   type Decision,
@@ -31,6 +32,7 @@ export const CLOCK = Symbol('Clock');
 
 /** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
 const SWEEP_MS = 250;
+const SHUTTING_DOWN = 'the limiter is shutting down';
 /** At most this many distinct GoCC client overrides (maxRequests, maxRequestsInQueue) live at once. */
 const MAX_OVERRIDES = 256;
 
@@ -114,17 +116,17 @@ export class LimiterService implements OnModuleDestroy {
   /** A batch never waits; entries that failed validation keep their place as INVALID_REQUEST. */
   batch(
     entries: readonly BatchEntry[],
-    invalid: (failure: BatchEntry & { ok: false }) => Decision,
+    invalid: (failure: BatchEntry & { ok: false }, index: number) => Decision,
   ): Decision[] {
     const replies = new Array<Decision>(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (!entry.ok) {
-        replies[i] = invalid(entry);
+        replies[i] = invalid(entry, i);
       } else if (entry.value.wait === true) {
         // The contracts refuse this already; kept so a batch can never hold a waiter.
         const field = `requests[${i}].wait`;
-        replies[i] = invalid({ ok: false, field, reason: `${field}: a batch never waits` });
+        replies[i] = invalid({ ok: false, field, reason: `${field}: a batch never waits` }, i);
       } else {
         // Passed as parsed (no copy): the hot path of a batch is 100 of these.
         replies[i] = this.acquire(entry.value) as Decision;
@@ -193,7 +195,7 @@ export class LimiterService implements OnModuleDestroy {
   /** Stops taking requests and answers every waiter (SIGTERM). */
   drain(): void {
     this.closing = true;
-    this.engine.drain(this.clock.now(), 'UNAVAILABLE', 'the limiter is shutting down');
+    this.engine.drain(this.clock.now(), 'UNAVAILABLE', SHUTTING_DOWN);
   }
 
   onModuleDestroy(): void {
@@ -204,21 +206,15 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   private unavailable(input: NormalisedAcquire): Decision {
-    return {
-      allowed: false,
-      code: 'UNAVAILABLE',
-      requestId: input.requestId ?? '',
-      key: input.key,
-      quota: input.quota ?? '',
-      limit: 0,
-      remaining: 0,
-      resetMs: 0,
-      retryAfterMs: 1000,
-      waitedMs: 0,
-      limitName: '',
-      shadow: false,
-      reason: 'the limiter is shutting down',
-    };
+    const d = refusal(
+      'UNAVAILABLE',
+      input.requestId ?? '',
+      input.key,
+      input.quota ?? '',
+      SHUTTING_DOWN,
+    );
+    d.retryAfterMs = 1000;
+    return d;
   }
 
   private report(d: Decision, started: number): Decision {

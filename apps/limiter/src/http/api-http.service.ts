@@ -9,17 +9,17 @@ import {
   parseStats,
   parseUsageJson,
   type AcquireReply,
-  type BatchEntry,
   type BatchReply,
   type ReleaseReply,
   type UsageReply,
 } from '@app/contracts';
-import type { Decision, KeyStats } from '@app/engine';
+import type { KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { abortWhenClientLeaves } from './client-gone';
-import { failureReply, sendDecision, sendFailure, writeDecisionRaw } from './replies';
+import { failureReply } from '../engine-host/failure-reply';
+import { sendDecision, sendFailure, writeDecisionRaw } from './replies';
 import type { JsonRoute, RawBody, StatsRoute } from './route-types';
 
 const NO_BODY = '';
@@ -38,8 +38,10 @@ export class ApiHttpService {
     if (!input.ok) return sendInvalid(reply, input.reply);
     const signal = input.value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
     const answer = this.limiter.acquire(input.value, signal);
-    if (answer instanceof Promise) return answer.then((decision) => answerAcquire(reply, decision));
-    answerAcquire(reply, answer);
+    if (answer instanceof Promise) {
+      return answer.then((decision) => writeDecisionRaw(reply, decision));
+    }
+    writeDecisionRaw(reply, answer);
   }
 
   /** `POST /v1/decide`: as acquire would answer, charging nothing and never waiting. */
@@ -58,13 +60,9 @@ export class ApiHttpService {
     const entries = json.ok ? parseBatch(json.value) : json;
     if (!entries.ok) return sendFailure(reply, invalidRequestReply(entries));
     const raw = rawEntries(json.ok ? json.value : undefined);
-    const positions = new Map<BatchEntry, number>();
-    entries.value.forEach((entry, i) => {
-      if (!entry.ok) positions.set(entry, i);
-    });
     const body: BatchReply = {
-      replies: this.limiter.batch(entries.value, (failure) =>
-        invalidAcquireReply(failure, raw[positions.get(failure) ?? -1]),
+      replies: this.limiter.batch(entries.value, (failure, i) =>
+        invalidAcquireReply(failure, raw[i]),
       ),
     };
     reply.code(200).send(body);
@@ -126,9 +124,4 @@ function rawEntries(envelope: unknown): readonly unknown[] {
 
 function sendInvalid(reply: FastifyReply, body: AcquireReply): void {
   reply.code(400).send(body);
-}
-
-/** `/v1/acquire` carries the rate-limit headers, admitted or not. */
-function answerAcquire(reply: FastifyReply, decision: Decision): void {
-  writeDecisionRaw(reply, decision);
 }

@@ -1,5 +1,5 @@
-import { HEADERS, httpStatusForCode, secondsRoundedUp, type ErrorReply } from '@app/contracts';
-import type { Decision, Outcome } from '@app/engine';
+import { httpStatusForCode, rateLimitHeaderList, type ErrorReply } from '@app/contracts';
+import type { Decision } from '@app/engine';
 import type { FastifyReply } from 'fastify';
 
 export const TEXT = 'text/plain; charset=utf-8';
@@ -19,34 +19,12 @@ export function writeRaw(
   contentType: string | undefined,
   body: string,
 ): void {
-  const headers: string[] = [];
-  if (
+  // A request refused before any limit looked at it (invalid, unknown quota) has none to describe.
+  const described =
     decision !== undefined &&
     decision.code !== 'INVALID_REQUEST' &&
-    decision.code !== 'UNKNOWN_QUOTA'
-  ) {
-    const limit = String(decision.limit);
-    const remaining = String(Math.max(0, decision.remaining));
-    const reset = String(secondsRoundedUp(decision.resetMs));
-    headers.push(
-      HEADERS.rateLimitLimit,
-      limit,
-      HEADERS.rateLimitRemaining,
-      remaining,
-      HEADERS.rateLimitReset,
-      reset,
-      HEADERS.xRateLimitLimit,
-      limit,
-      HEADERS.xRateLimitRemaining,
-      remaining,
-      HEADERS.xRateLimitReset,
-      reset,
-    );
-    if (!decision.allowed) {
-      const retryAfter = String(Math.max(1, secondsRoundedUp(decision.retryAfterMs)));
-      headers.push(HEADERS.retryAfter, retryAfter, HEADERS.xRateLimitRetryAfter, retryAfter);
-    }
-  }
+    decision.code !== 'UNKNOWN_QUOTA';
+  const headers = described ? rateLimitHeaderList(decision) : [];
   if (contentType !== undefined) headers.push('content-type', contentType);
   headers.push('content-length', String(Buffer.byteLength(body)));
   reply.hijack();
@@ -66,17 +44,6 @@ export function sendDecision(reply: FastifyReply, decision: Decision): void {
 
 export function sendText(reply: FastifyReply, status: number, text: string): void {
   reply.code(status).type(TEXT).send(text);
-}
-
-/** The reply to a release, usage or stats request the engine could not serve. */
-export function failureReply(failure: Outcome<unknown> & { ok: false }): ErrorReply {
-  return {
-    ok: false,
-    allowed: false,
-    code: failure.code,
-    reason: failure.reason,
-    ...(failure.code === 'UNKNOWN_QUOTA' && { field: 'quota' }),
-  };
 }
 
 export function sendFailure(reply: FastifyReply, failure: ErrorReply): void {

@@ -9,12 +9,12 @@ import {
   parseUsageJson,
   type AcquireReply,
   type BatchReply,
-  type ErrorReply,
   type ReleaseReply,
   type UsageReply,
 } from '@app/contracts';
-import type { Decision, KeyStats, Outcome } from '@app/engine';
+import type { Decision, KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
+import { failureReply } from '../engine-host/failure-reply';
 import { LimiterService } from '../engine-host/limiter.service';
 import { asBuffer, encodeJson, rawJson } from './nats-codec';
 
@@ -26,10 +26,6 @@ function batchEntry(raw: unknown, index: number): unknown {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const requests = (raw as { requests?: unknown }).requests;
   return Array.isArray(requests) ? (requests as unknown[])[index] : undefined;
-}
-
-function refused(outcome: Outcome<unknown> & { ok: false }): ErrorReply {
-  return { ok: false, allowed: false, code: outcome.code, reason: outcome.reason };
 }
 
 /**
@@ -59,9 +55,8 @@ export class NatsRequestsService {
     const parsed = parseBatchJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
     let raw: unknown;
-    const replies: Decision[] = this.limiter.batch(parsed.value, (failure) => {
+    const replies: Decision[] = this.limiter.batch(parsed.value, (failure, index) => {
       raw ??= rawJson(data);
-      const index = Number(/^requests\[(\d+)\]/.exec(failure.field)?.[1] ?? -1);
       return invalidAcquireReply(failure, batchEntry(raw, index));
     });
     return encodeJson({ replies } satisfies BatchReply);
@@ -71,7 +66,7 @@ export class NatsRequestsService {
     const parsed = parseReleaseJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
     const outcome = this.limiter.release(parsed.value);
-    if (!outcome.ok) return encodeJson(refused(outcome));
+    if (!outcome.ok) return encodeJson(failureReply(outcome));
     return encodeJson({ released: outcome.value } satisfies ReleaseReply);
   }
 
@@ -79,7 +74,7 @@ export class NatsRequestsService {
     const parsed = parseUsageJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
     const outcome = this.limiter.usage(parsed.value);
-    if (!outcome.ok) return encodeJson(refused(outcome));
+    if (!outcome.ok) return encodeJson(failureReply(outcome));
     return encodeJson({ ok: true, usage: outcome.value } satisfies UsageReply);
   }
 
@@ -87,7 +82,7 @@ export class NatsRequestsService {
     const parsed = parseStatsJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
     const outcome = this.limiter.stats(parsed.value);
-    if (!outcome.ok) return encodeJson(refused(outcome));
+    if (!outcome.ok) return encodeJson(failureReply(outcome));
     return encodeJson(outcome.value satisfies KeyStats);
   }
 }
