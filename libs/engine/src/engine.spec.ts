@@ -232,8 +232,9 @@ describe('Engine', () => {
       expect(full.retryAfterMs).toBeGreaterThanOrEqual(1);
       expect(stats(engine, 'k', 'q', T0 + 30).queued).toBe(3);
 
-      expect(engine.nextWakeAt()).toBe(T0 + 1000);
-      engine.advance(T0 + 1000);
+      runUntil(engine, T0 + 999);
+      expect(c!.settled).toBeUndefined();
+      runUntil(engine, T0 + 1000);
       expect(c!.settled).toMatchObject({
         code: 'OK',
         requestId: 'c',
@@ -243,8 +244,9 @@ describe('Engine', () => {
       expect(d!.settled).toMatchObject({ code: 'OK', requestId: 'd', waitedMs: 990, remaining: 0 });
       expect(e!.settled).toBeUndefined();
 
-      expect(engine.nextWakeAt()).toBe(T0 + 2000);
-      engine.advance(T0 + 2000);
+      runUntil(engine, T0 + 1999);
+      expect(e!.settled).toBeUndefined();
+      runUntil(engine, T0 + 2000);
       expect(e!.settled).toMatchObject({ code: 'OK', requestId: 'e', waitedMs: 1980 });
       expect(stats(engine, 'k', 'q', T0 + 2000)).toMatchObject({
         queued: 0,
@@ -280,7 +282,9 @@ describe('Engine', () => {
       expect(b.cancel(T0 + 11)).toBe(false);
       expect(b.settled).toMatchObject({ code: 'WAIT_TIMEOUT', waitedMs: 10 });
       expect(stats(engine, 'k', 'q', T0 + 10).queued).toBe(1);
-      engine.advance(engine.nextWakeAt());
+      runUntil(engine, T0 + 999);
+      expect(c.settled).toBeUndefined();
+      runUntil(engine, T0 + 1000);
       expect(c.settled).toMatchObject({ code: 'OK', waitedMs: 1000 });
       expect(c.cancel(T0 + 1001)).toBe(false);
     });
@@ -990,6 +994,38 @@ describe('Engine', () => {
       expect(engine.footprint()).toEqual(ZERO);
       expect(engine.nextWakeAt()).toBe(Infinity);
       expect(engine.counters().map((c) => c.activeKeys)).toEqual([0, 0, 0, 0]);
+    });
+
+    it('gives keys without waiters or leases no timer entry, and drops them within idleSweepMs', () => {
+      const engine = new Engine([{ name: 'q', limits: [limit('r', 10, 1000)] }], {
+        shards: 1,
+        idleSweepMs: 300,
+      });
+      for (let i = 0; i < 100; i++) engine.acquire({ key: `k${i}`, quota: 'q' }, T0 + 10);
+      expect(engine.footprint()).toMatchObject({ keys: 100, timers: 0 });
+      expect(engine.nextWakeAt()).toBe(T0 + 310);
+      runUntil(engine, T0 + 999);
+      // Idle from T0 + 1000 (window end); found by the pass at T0 + 1210.
+      expect(engine.footprint().keys).toBe(100);
+      runUntil(engine, T0 + 1209);
+      expect(engine.footprint().keys).toBe(100);
+      runUntil(engine, T0 + 1210);
+      expect(engine.footprint().keys).toBe(0);
+      expect(engine.nextWakeAt()).toBe(Infinity);
+    });
+
+    it('staggers the passes of the shards over idleSweepMs', () => {
+      const engine = new Engine([{ name: 'q', limits: [limit('r', 10, 1000)] }], {
+        shards: 4,
+        idleSweepMs: 400,
+      });
+      for (let i = 0; i < 64; i++) engine.acquire({ key: `k${i}`, quota: 'q' }, T0);
+      const passes: number[] = [];
+      for (let at = engine.nextWakeAt(); at <= T0 + 400; at = engine.nextWakeAt()) {
+        passes.push(at - T0);
+        engine.advance(at);
+      }
+      expect(passes).toEqual([100, 200, 300, 400]);
     });
   });
 });

@@ -29,6 +29,8 @@ export interface EngineOptions {
   readonly receiptCapacity?: number;
   /** Prefix of generated request ids; default random, so ids differ across replicas. */
   readonly idPrefix?: string;
+  /** How often each shard drops keys that went idle; default 1 s (memory returns within it). */
+  readonly idleSweepMs?: number;
 }
 
 export type Outcome<T> =
@@ -108,8 +110,12 @@ export class Engine {
       idempotencyTtlMs: options.idempotencyTtlMs ?? 60_000,
       receiptTtlMs: options.receiptTtlMs ?? 600_000,
       receiptCapacity: 2 ** Math.ceil(Math.log2(Math.max(64, options.receiptCapacity ?? 65_536))),
+      idleSweepMs: options.idleSweepMs ?? 1_000,
     };
-    this.shards = Array.from({ length: count }, (_, i) => new Shard(i, `${prefix}.`, shardOptions));
+    this.shards = Array.from(
+      { length: count },
+      (_, i) => new Shard(i, `${prefix}.`, shardOptions, (i + 1) / count),
+    );
     this.setQuotas(quotas, 0);
   }
 

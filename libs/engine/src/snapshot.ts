@@ -21,9 +21,12 @@ export interface QuotaSnapshot {
   readonly leases: readonly LeaseSnapshot[];
 }
 
-/** Plain JSON: counters survive a restart, and a config change in between (matched by limit name). */
+/**
+ * Plain JSON: counters survive a restart, and a config change in between (matched by limit name).
+ * Version 2: rows lost their timer slot (v1 is refused).
+ */
 export interface EngineSnapshot {
-  readonly version: 1;
+  readonly version: 2;
   readonly takenAt: number;
   readonly quotas: readonly QuotaSnapshot[];
 }
@@ -33,7 +36,7 @@ export function snapshotOf(
   now: number,
 ): EngineSnapshot {
   return {
-    version: 1,
+    version: 2,
     takenAt: now,
     quotas: quotas.map(({ quota, tables }) => {
       const keys: string[] = [];
@@ -72,7 +75,7 @@ export function restoreInto(
   tableOf: (q: CompiledQuota, key: string) => [Shard, TableState, number],
 ): void {
   const quotas: unknown = (snapshot as Partial<EngineSnapshot> | undefined)?.quotas;
-  if (snapshot?.version !== 1 || !Array.isArray(quotas)) {
+  if (snapshot?.version !== 2 || !Array.isArray(quotas)) {
     throw new SnapshotError('snapshot: unsupported version');
   }
   for (const qs of quotas as readonly QuotaSnapshot[]) {

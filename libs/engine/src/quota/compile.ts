@@ -8,12 +8,11 @@ const DAY_MS = 86_400_000;
 const UNIT = /^[a-z][a-z0-9_]*$/;
 export const DEFAULT_PRECISION = 10;
 
-/** Row header before the limits' state: [scheduledCheckAt, statsWindowStart, approved, denied]. */
-export const ROW_SCHEDULED = 0;
-export const ROW_STATS_WINDOW = 1;
-export const ROW_APPROVED = 2;
-export const ROW_DENIED = 3;
-export const ROW_HEADER = 4;
+/** Row header before the limits' state: [statsWindowStart, approved, denied]. */
+export const ROW_STATS_WINDOW = 0;
+export const ROW_APPROVED = 1;
+export const ROW_DENIED = 2;
+export const ROW_HEADER = 3;
 
 /** A quota ready for the hot path. Immutable: a change compiles a new one. */
 export interface CompiledQuota {

@@ -1,6 +1,5 @@
 import type { CompiledLimit } from '../algorithms';
-
-const HEADER = 4;
+import { ROW_HEADER } from '../quota/compile';
 
 /**
  * Moves one key's state from an old layout of limits to a new one (a live quota change or a
@@ -17,7 +16,7 @@ export function convertRow(
   dstBase: number,
   now: number,
 ): void {
-  for (let i = 0; i < HEADER; i++) dst[dstBase + i] = src[srcBase + i]!;
+  for (let i = 0; i < ROW_HEADER; i++) dst[dstBase + i] = src[srcBase + i]!;
   for (const l of to) {
     const old = from.find((f) => f.name === l.name);
     if (old === undefined) continue;

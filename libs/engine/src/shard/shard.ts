@@ -1,12 +1,6 @@
 import type { CompiledLimit } from '../algorithms';
 import { costFor } from '../quota/cost';
-import {
-  ROW_APPROVED,
-  ROW_DENIED,
-  ROW_SCHEDULED,
-  ROW_STATS_WINDOW,
-  type CompiledQuota,
-} from '../quota/compile';
+import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
 import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats, LimitStats } from '../types';
 import { Reply, refusal } from './decision';
 import { KeyTable } from './key-table';
@@ -19,6 +13,8 @@ export interface ShardOptions {
   readonly idempotencyTtlMs: number;
   readonly receiptTtlMs: number;
   readonly receiptCapacity: number;
+  /** How often idle keys are looked for and dropped. */
+  readonly idleSweepMs: number;
 }
 
 /** The keys of one quota in this shard, with the counters the metrics read. */
@@ -64,11 +60,15 @@ export class Shard {
   private counter = 0;
   private readonly admittedPrefix: string;
   private readonly otherPrefix: string;
+  /** When the next pass over the rows drops idle keys; 0 while the shard holds no key. */
+  private sweepAt = 0;
 
+  /** `sweepPhase` (0..1) staggers the shards' passes so they never all run in one tick. */
   constructor(
     readonly id: number,
     idPrefix: string,
     private readonly options: ShardOptions,
+    private readonly sweepPhase = 1,
   ) {
     this.receipts = new Receipts(options.receiptCapacity, options.receiptTtlMs);
     this.admittedPrefix = `${idPrefix}${id.toString(36)}a`;
@@ -120,10 +120,10 @@ export class Shard {
           to * quota.stride,
           now,
         );
-        next.rows[to * quota.stride + ROW_SCHEDULED] = 0;
-        this.scheduleAt(t, next, to, now);
       }
       t.keys = next;
+      // Rows were renumbered: entries pointing at old rows must not count as live any more.
+      for (const x of t.extras.values()) x.scheduledAt = 0;
     } else {
       this.adjustCapacities(old.limits, quota.limits, t.keys);
     }
@@ -204,7 +204,7 @@ export class Shard {
     if (tooBig !== undefined) return q.shadow ? this.shadowed(tooBig) : tooBig;
 
     let row = t.keys.find(key, hash);
-    if (row < 0) row = t.keys.create(key, hash);
+    if (row < 0) row = this.createRow(t, key, hash, now);
     const s = t.keys.rows;
     const base = row * q.stride;
     const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
@@ -251,10 +251,6 @@ export class Shard {
         retry,
         this.reasonFor(code, q, refusing),
       );
-    }
-    if (s[base + ROW_SCHEDULED] === 0) {
-      const idle = this.idleAt(q, s, base);
-      this.scheduleAt(t, t.keys, row, idle > now ? idle : now);
     }
     return answer;
   }
@@ -488,7 +484,7 @@ export class Shard {
       const expiresAt = now + q.concurrency.leaseTtlMs;
       x.leases.set(leaseId, { id: leaseId, requestId: id, expiresAt });
       r.leaseId = leaseId;
-      this.scheduleAt(t, t.keys, row, expiresAt);
+      this.scheduleAt(x, t.index, row, expiresAt);
     }
     return r;
   }
@@ -571,7 +567,7 @@ export class Shard {
     extras.queue.push(waiter);
     extras.waiting++;
     const wake = extras.waiting === 1 ? Math.min(deadline, now + Math.max(1, retry)) : deadline;
-    this.scheduleAt(t, t.keys, row, wake);
+    this.scheduleAt(extras, t.index, row, wake);
     return waiter.pending;
   }
 
@@ -705,7 +701,7 @@ export class Shard {
     const q = t.quota;
     let row = t.keys.find(key, hash);
     const i = requestId === undefined || row < 0 ? -1 : this.findReceipt(t, key, hash, requestId);
-    if (row < 0) row = t.keys.create(key, hash);
+    if (row < 0) row = this.createRow(t, key, hash, now);
     const s = t.keys.rows;
     const base = row * q.stride;
     const before = i >= 0 ? this.receipts.costAt(i) : undefined;
@@ -783,9 +779,7 @@ export class Shard {
     if (row < 0) return false;
     const q = t.quota;
     const base = row * q.stride;
-    const scheduled = t.keys.rows[base + ROW_SCHEDULED]!;
     t.keys.rows.fill(0, base, base + q.stride);
-    t.keys.rows[base + ROW_SCHEDULED] = scheduled;
     this.examine(t, row, now);
     return true;
   }
@@ -803,11 +797,8 @@ export class Shard {
   ): void {
     const q = t.quota;
     const existing = t.keys.find(key, hash);
-    const row = existing >= 0 ? existing : t.keys.create(key, hash);
-    const base = row * q.stride;
-    const scheduled = t.keys.rows[base + ROW_SCHEDULED]!;
-    convertRow(from, src, srcBase, q.limits, t.keys.rows, base, now);
-    t.keys.rows[base + ROW_SCHEDULED] = scheduled;
+    const row = existing >= 0 ? existing : this.createRow(t, key, hash, now);
+    convertRow(from, src, srcBase, q.limits, t.keys.rows, row * q.stride, now);
     if (q.concurrency !== undefined) {
       for (const l of leases) {
         if (l.expiresAt <= now) continue;
@@ -830,17 +821,45 @@ export class Shard {
       const row = timers.peekRow();
       timers.pop();
       const t = this.tables[index];
-      if (t === undefined || t.keys.keys[row] === undefined) continue;
-      const base = row * t.quota.stride;
-      if (t.keys.rows[base + ROW_SCHEDULED] !== at) continue; // superseded
-      t.keys.rows[base + ROW_SCHEDULED] = 0;
+      const key = t?.keys.keys[row];
+      if (t === undefined || key === undefined) continue;
+      const x = t.extras.get(key);
+      if (x === undefined || x.scheduledAt !== at) continue; // superseded
+      x.scheduledAt = 0;
       this.examine(t, row, now);
     }
+    if (this.sweepAt !== 0 && now >= this.sweepAt) this.dropIdleRows(now);
     this.sweep(now);
   }
 
   nextWakeAt(): number {
-    return this.timers.peekAt();
+    const at = this.timers.peekAt();
+    return this.sweepAt !== 0 && this.sweepAt < at ? this.sweepAt : at;
+  }
+
+  /**
+   * Keys without waiters or leases own no timer entry (16 bytes and a heap push saved per key):
+   * a pass over the rows every `idleSweepMs` drops those whose state holds no information.
+   */
+  private dropIdleRows(now: number): void {
+    let left = 0;
+    for (const t of this.tables) {
+      if (t === undefined) continue;
+      const q = t.quota;
+      // Re-read on every step: the last delete resets the table.
+      for (let row = 0; row < t.keys.keys.length; row++) {
+        const key = t.keys.keys[row];
+        if (key === undefined || t.extras.has(key)) continue;
+        if (this.idleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
+      }
+      left += t.keys.size;
+    }
+    this.sweepAt = left > 0 ? now + this.options.idleSweepMs : 0;
+  }
+
+  private createRow(t: TableState, key: string, hash: number, now: number): number {
+    if (this.sweepAt === 0) this.sweepAt = now + this.options.idleSweepMs * this.sweepPhase;
+    return t.keys.create(key, hash);
   }
 
   private sweep(now: number): void {
@@ -914,12 +933,12 @@ export class Shard {
         next = Math.min(next, this.earliestLease(extras));
       if (extras.isEmpty()) t.extras.delete(key);
     }
-    const idle = this.idleAt(q, s, base);
-    if (next === Infinity && idle <= now && !t.extras.has(key)) {
+    const live = t.extras.get(key);
+    if (live !== undefined) {
+      if (next !== Infinity) this.scheduleAt(live, t.index, row, Math.max(next, now + 1));
+    } else if (this.idleAt(q, s, base) <= now) {
       keys.delete(row);
-      return;
     }
-    this.scheduleAt(t, keys, row, Math.min(next, Math.max(idle, now + 1)));
   }
 
   private expireLeases(extras: KeyExtras, now: number): void {
@@ -945,13 +964,11 @@ export class Shard {
     return idle;
   }
 
-  /** Keeps one live timer entry per key: the earliest instant it must be examined. */
-  private scheduleAt(t: TableState, keys: KeyTable, row: number, at: number): void {
-    const i = row * t.quota.stride + ROW_SCHEDULED;
-    const current = keys.rows[i]!;
-    if (current !== 0 && current <= at) return;
-    keys.rows[i] = at;
-    this.timers.push(at, t.index, row);
+  /** Keeps one live timer entry per key with waiters or leases: the earliest instant it is due. */
+  private scheduleAt(x: KeyExtras, table: number, row: number, at: number): void {
+    if (x.scheduledAt !== 0 && x.scheduledAt <= at) return;
+    x.scheduledAt = at;
+    this.timers.push(at, table, row);
   }
 
   // ---------------------------------------------------------------- shutdown and introspection

@@ -25,6 +25,8 @@ export class KeyExtras {
   /** Waiters not yet answered. */
   waiting = 0;
   leases: Map<string, Lease> | undefined;
+  /** Instant of this key's live timer entry; 0: none. Older entries are recognised as stale. */
+  scheduledAt = 0;
 
   firstWaiter(): Waiter | undefined {
     while (this.head < this.queue.length) {

@@ -159,7 +159,7 @@ export class PersistenceService {
 
   private load(snapshot: QuotaSnapshot, takenAt: number, now: number): boolean {
     try {
-      this.limiter.engine.restore({ version: 1, takenAt, quotas: [snapshot] }, now);
+      this.limiter.engine.restore({ version: 2, takenAt, quotas: [snapshot] }, now);
       return true;
     } catch (error) {
       this.log.error(`cannot restore quota ${snapshot.name} (${String(error)}): starting it empty`);
