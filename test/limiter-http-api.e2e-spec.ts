@@ -345,7 +345,12 @@ describe('GET /readyz (NATS_URL empty)', () => {
       (r) => r.status === 200,
     );
 
-    expect(await res.json()).toEqual({ ready: true, config: 'loaded', nats: 'disabled' });
+    expect(await res.json()).toEqual({
+      ready: true,
+      config: 'loaded',
+      nats: 'disabled',
+      redis: 'disabled',
+    });
   });
 
   it('answers 503 with the report while the config is not loaded', async () => {
@@ -355,7 +360,12 @@ describe('GET /readyz (NATS_URL empty)', () => {
       const res = await fetch(`${running.url}/readyz`);
 
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ ready: false, config: 'loading', nats: 'disabled' });
+      expect(await res.json()).toEqual({
+        ready: false,
+        config: 'loading',
+        nats: 'disabled',
+        redis: 'disabled',
+      });
     } finally {
       readiness.configLoaded = true;
     }

@@ -84,7 +84,7 @@ describe('limiter CONFIG_FILE', () => {
     expect(await limitOf()).toBe(2);
     expect(await readiness(l)).toEqual({
       status: 200,
-      body: { ready: true, config: 'loaded', nats: 'disabled' },
+      body: { ready: true, config: 'loaded', nats: 'disabled', redis: 'disabled' },
     });
 
     writeFileSync(file, apiQuota(7));

@@ -20,7 +20,10 @@ import {
   type QuotaCounters,
   type QuotaSpec,
 } from '@app/engine';
-import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { ClusterScope } from '../cluster/cluster-scope';
+import { localFallback, storeFailureAnswer } from '../cluster/store-failure';
+import { RedisPool } from '../cluster/redis-pool';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 
 /** Told of every answered acquire (metrics); `seconds` runs from arrival to the answer. */
@@ -51,6 +54,9 @@ export class LimiterService implements OnModuleDestroy {
   private closing = false;
   private readonly observers: DecisionObserver[] = [];
   private changes = 0;
+  /** Cluster scope, when REDIS_URL(S) is set: those quotas are decided in Redis. */
+  readonly cluster: ClusterScope | undefined;
+  private readonly log = new Logger('Limiter');
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -58,6 +64,13 @@ export class LimiterService implements OnModuleDestroy {
   ) {
     this.base = [goccDefaultQuota(settings.gocc)];
     this.engine = new Engine(this.base, { shards: settings.shards });
+    if (settings.redisUrls.length > 0) {
+      this.cluster = new ClusterScope(
+        new RedisPool(settings.redisUrls),
+        storeFailureAnswer((input) => this.acquireLocally(input)),
+        `${Math.random().toString(36).slice(2, 8)}.`,
+      );
+    }
     this.arm(this.clock.now() + SWEEP_MS);
   }
 
@@ -78,7 +91,19 @@ export class LimiterService implements OnModuleDestroy {
     const next = quotas.some((q) => q.name === 'default')
       ? [...quotas]
       : [goccDefaultQuota(this.settings.gocc), ...quotas];
-    this.engine.setQuotas([...next, ...this.overrides.values()], this.clock.now());
+    // With Redis, the engine holds cluster quotas at limit / LIMITER_REPLICAS: onStoreFailure: local.
+    const plan = this.cluster?.plan(next);
+    const local =
+      plan === undefined
+        ? next
+        : next.map((q) => (plan.served.has(q.name) ? localFallback(q, this.settings.replicas) : q));
+    this.engine.setQuotas([...local, ...this.overrides.values()], this.clock.now());
+    if (plan !== undefined) {
+      this.cluster!.apply(plan);
+      for (const { name, reason } of plan.unserved) {
+        this.log.warn(`quota ${name}: ${reason}; decided by each replica alone`);
+      }
+    }
     this.base = next;
     this.changes++;
   }
@@ -95,6 +120,10 @@ export class LimiterService implements OnModuleDestroy {
   acquire(input: NormalisedAcquire, signal?: AbortSignal): Decision | Promise<Decision> {
     const started = performance.now();
     if (this.closing) return this.report(this.unavailable(input), started);
+    const clustered = this.clusterQuota(input);
+    if (clustered !== undefined) {
+      return this.cluster!.acquire(clustered, input, signal).then((d) => this.report(d, started));
+    }
     const now = this.clock.now();
     const answer = this.engine.acquire(input, now);
     if (!(answer instanceof PendingAcquire)) return this.report(answer, started);
@@ -109,16 +138,38 @@ export class LimiterService implements OnModuleDestroy {
     return answer.result.then((d) => this.report(d, started));
   }
 
-  decide(input: NormalisedAcquire): Decision {
+  decide(input: NormalisedAcquire): Decision | Promise<Decision> {
+    const clustered = this.clusterQuota(input);
+    if (clustered !== undefined) return this.cluster!.decide(clustered, input);
     return this.engine.decide(input, this.clock.now());
   }
 
-  /** A batch never waits; entries that failed validation keep their place as INVALID_REQUEST. */
+  /** The cluster quota that decides `input`, if any; costs nothing while none is configured. */
+  private clusterQuota(input: NormalisedAcquire) {
+    const cluster = this.cluster;
+    if (cluster === undefined || cluster.size === 0) return undefined;
+    const spec = this.engine.resolve(input.quota, input.key);
+    return spec === undefined ? undefined : cluster.get(spec.name);
+  }
+
+  /** onStoreFailure: local — the engine's copy of the quota, at limit / LIMITER_REPLICAS. */
+  private acquireLocally(input: NormalisedAcquire): Decision | Promise<Decision> {
+    const answer = this.engine.acquire(input, this.clock.now());
+    if (!(answer instanceof PendingAcquire)) return answer;
+    this.arm(this.engine.nextWakeAt());
+    return answer.result;
+  }
+
+  /**
+   * A batch never waits; entries that failed validation keep their place as INVALID_REQUEST.
+   * A batch that touches a cluster quota answers once Redis has decided every entry.
+   */
   batch(
     entries: readonly BatchEntry[],
     invalid: (failure: BatchEntry & { ok: false }, index: number) => Decision,
-  ): Decision[] {
-    const replies = new Array<Decision>(entries.length);
+  ): Decision[] | Promise<Decision[]> {
+    const replies = new Array<Decision | Promise<Decision>>(entries.length);
+    let pending = false;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (!entry.ok) {
@@ -129,10 +180,12 @@ export class LimiterService implements OnModuleDestroy {
         replies[i] = invalid({ ok: false, field, reason: `${field}: a batch never waits` }, i);
       } else {
         // Passed as parsed (no copy): the hot path of a batch is 100 of these.
-        replies[i] = this.acquire(entry.value) as Decision;
+        const answer = this.acquire(entry.value);
+        if (answer instanceof Promise) pending = true;
+        replies[i] = answer;
       }
     }
-    return replies;
+    return pending ? Promise.all(replies.map(async (r) => r)) : (replies as Decision[]);
   }
 
   release(input: NormalisedRelease): Outcome<boolean> {
@@ -198,8 +251,9 @@ export class LimiterService implements OnModuleDestroy {
     this.engine.drain(this.clock.now(), 'UNAVAILABLE', SHUTTING_DOWN);
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     if (!this.closing) this.drain();
+    await this.cluster?.close();
     clearTimeout(this.timer);
     this.timer = undefined;
     this.armedAt = -Infinity; // never re-arm after shutdown

@@ -1,18 +1,27 @@
 import { Injectable } from '@nestjs/common';
+import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 
-export type ReadinessReport = ReturnType<ReadinessService['report']>;
+/** `redis`: cluster scope's store; `degraded` answers by onStoreFailure and does not unready. */
+export type ReadinessReport = ReturnType<ReadinessService['report']> & {
+  redis: 'disabled' | 'ready' | 'degraded';
+};
 
 /** Liveness (the process serves HTTP) and readiness (config loaded, NATS subscribed if configured). */
 @Injectable()
 export class HealthService {
-  constructor(private readonly readinessFlags: ReadinessService) {}
+  constructor(
+    private readonly readinessFlags: ReadinessService,
+    private readonly limiter: LimiterService,
+  ) {}
 
   liveness(): string {
     return 'OK';
   }
 
   readiness(): ReadinessReport {
-    return this.readinessFlags.report();
+    const cluster = this.limiter.cluster;
+    const redis = cluster === undefined ? 'disabled' : cluster.degraded ? 'degraded' : 'ready';
+    return { ...this.readinessFlags.report(), redis };
   }
 }

@@ -45,27 +45,31 @@ export class ApiHttpService {
   }
 
   /** `POST /v1/decide`: as acquire would answer, charging nothing and never waiting. */
-  decide(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+  decide(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const input = parseAcquireBody(request.body, parseDecide);
     if (!input.ok) return sendInvalid(reply, input.reply);
-    sendDecision(reply, this.limiter.decide(input.value));
+    const answer = this.limiter.decide(input.value);
+    if (answer instanceof Promise) return answer.then((decision) => sendDecision(reply, decision));
+    sendDecision(reply, answer);
   }
 
   /**
    * `POST /v1/acquire/batch`: 200 with one reply per entry, in order, each with its own code;
    * 400 only when the envelope itself is wrong.
    */
-  batch(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+  batch(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const json = parseJsonBody(request.body ?? NO_BODY);
     const entries = json.ok ? parseBatch(json.value) : json;
     if (!entries.ok) return sendFailure(reply, invalidRequestReply(entries));
     const raw = rawEntries(json.ok ? json.value : undefined);
-    const body: BatchReply = {
-      replies: this.limiter.batch(entries.value, (failure, i) =>
-        invalidAcquireReply(failure, raw[i]),
-      ),
+    const replies = this.limiter.batch(entries.value, (failure, i) =>
+      invalidAcquireReply(failure, raw[i]),
+    );
+    const send = (all: BatchReply['replies']): void => {
+      reply.code(200).send({ replies: all } satisfies BatchReply);
     };
-    reply.code(200).send(body);
+    if (replies instanceof Promise) return replies.then(send);
+    send(replies);
   }
 
   /** `POST /v1/release` → `{ released }`; unknown ids answer `released: false`. */

@@ -44,22 +44,27 @@ export class NatsRequestsService {
     return decision instanceof Promise ? decision.then(encodeJson) : encodeJson(decision);
   }
 
-  decide(data: Uint8Array): Uint8Array {
+  decide(data: Uint8Array): NatsReply {
     const parsed = parseDecideJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidAcquireReply(parsed, rawJson(data)));
-    return encodeJson(this.limiter.decide(parsed.value) satisfies AcquireReply);
+    const decision = this.limiter.decide(parsed.value);
+    return decision instanceof Promise
+      ? decision.then((d) => encodeJson(d satisfies AcquireReply))
+      : encodeJson(decision satisfies AcquireReply);
   }
 
   /** A batch that is not `{ requests: [...] }` is refused as a whole; bad entries in their place. */
-  batch(data: Uint8Array): Uint8Array {
+  batch(data: Uint8Array): NatsReply {
     const parsed = parseBatchJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
     let raw: unknown;
-    const replies: Decision[] = this.limiter.batch(parsed.value, (failure, index) => {
+    const replies = this.limiter.batch(parsed.value, (failure, index) => {
       raw ??= rawJson(data);
       return invalidAcquireReply(failure, batchEntry(raw, index));
     });
-    return encodeJson({ replies } satisfies BatchReply);
+    const encode = (all: Decision[]): Uint8Array =>
+      encodeJson({ replies: all } satisfies BatchReply);
+    return replies instanceof Promise ? replies.then(encode) : encode(replies);
   }
 
   release(data: Uint8Array): Uint8Array {

@@ -22,6 +22,8 @@ export interface LimiterSettings {
   readonly dataDir: string;
   readonly replicas: number;
   readonly shards: number;
+  /** REDIS_URLS, else REDIS_URL; empty: cluster scope is off (cluster quotas decided locally). */
+  readonly redisUrls: readonly string[];
 }
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
@@ -59,5 +61,20 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     dataDir: env['DATA_DIR']?.trim() || './data',
     replicas: positiveInt(env, 'LIMITER_REPLICAS', 1, 10_000),
     shards: positiveInt(env, 'SHARDS', 25, 4096),
+    redisUrls: redisUrls(env),
   };
+}
+
+function redisUrls(env: Env): string[] {
+  const name = env['REDIS_URLS']?.trim() ? 'REDIS_URLS' : 'REDIS_URL';
+  const urls = (env[name] ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  for (const url of urls) {
+    if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
+      throw new Error(`${name} must be redis:// or rediss:// URLs, got "${url}"`);
+    }
+  }
+  return urls;
 }

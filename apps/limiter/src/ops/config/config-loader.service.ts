@@ -87,11 +87,12 @@ export class ConfigLoaderService {
     const providers =
       config.providers.length > 0 ? `, providers ${config.providers.join(', ')}` : '';
     this.log.log(`${file} in force: ${quotas} quotas (${config.format} format${providers})`);
-    // Cluster scope (Redis) is not built yet: say so rather than let operators assume exactness.
+    // Without Redis, cluster quotas are decided per replica: say so rather than let operators
+    // assume exactness across replicas.
     const clustered = config.quotas.filter((q) => q.scope === 'cluster').map((q) => q.name);
-    if (clustered.length > 0) {
+    if (clustered.length > 0 && this.settings.redisUrls.length === 0) {
       this.log.warn(
-        `scope: cluster is not implemented yet; ${clustered.join(', ')} decided by this replica only`,
+        `scope: cluster needs REDIS_URL; ${clustered.join(', ')} decided by this replica only`,
       );
     }
     this.stats.applied++;

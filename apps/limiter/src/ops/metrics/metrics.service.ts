@@ -104,6 +104,24 @@ export class MetricsService {
         this.labels('failed').inc(persistence.stats.failures);
       },
     });
+    const cluster = limiter.cluster;
+    new Gauge({
+      name: 'ratelimit_store_degraded',
+      help: '1 while a Redis of cluster scope is unreachable (onStoreFailure decides), else 0',
+      registers,
+      collect() {
+        this.set(cluster?.degraded === true ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_store_failures_total',
+      help: 'Cluster-scope decisions Redis could not make (answered by onStoreFailure)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(cluster?.failures ?? 0);
+      },
+    });
     new Gauge({
       name: 'ratelimit_persistence_last_write_timestamp_seconds',
       help: 'When usage was last written to DATA_DIR (0: never)',

@@ -1,0 +1,270 @@
+import type { NormalisedAcquire } from '@app/contracts';
+import { compileQuota, refusal, type Decision, type QuotaSpec } from '@app/engine';
+import { costTooBig, decisionOf, type ClusterQuotaEntry } from './cluster-decision';
+import type { RedisPool } from './redis-pool';
+
+/** Answers a request by the quota's onStoreFailure policy when Redis could not decide it. */
+export type StoreFailureAnswer = (
+  q: QuotaSpec,
+  input: NormalisedAcquire,
+  requestId: string,
+) => Decision | Promise<Decision>;
+
+export interface ClusterPlan {
+  readonly served: ReadonlyMap<string, ClusterQuotaEntry>;
+  readonly unserved: readonly { name: string; reason: string }[];
+}
+
+/** Per (quota, key) on this replica: the waiters, in arrival order. */
+interface Line {
+  waiting: number;
+  tail: Promise<unknown>;
+}
+
+function whyGone(caller: AbortSignal | undefined): string {
+  return caller?.aborted === true
+    ? 'wait: cancelled by the caller'
+    : 'wait: maxWaitMs passed before capacity freed';
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Cluster scope: quotas decided in Redis, exact across replicas (one script call per decision).
+ * Waiting happens on the replica that took the request: its waiters for one (quota, key) form a
+ * FIFO line, the head retries at the retryAfterMs Redis gave, within maxWaitMs; while the line is
+ * not empty, newer requests of this replica never overtake it. Requests of other replicas can:
+ * across replicas the order is Redis's arrival order, not a global FIFO.
+ */
+export class ClusterScope {
+  private quotas: ReadonlyMap<string, ClusterQuotaEntry> = new Map();
+  private readonly lines = new Map<string, Line>();
+  private counter = 0;
+  /** Decisions Redis could not make (error or timeout) since start: the degraded-mode metric. */
+  failures = 0;
+  lastFailure: string | undefined;
+  /** Waiters' abort handles, so that shutdown can answer them all. */
+  private readonly waiters = new Set<AbortController>();
+  private closing = false;
+
+  constructor(
+    private readonly pool: RedisPool,
+    private readonly onFailure: StoreFailureAnswer,
+    private readonly idPrefix: string,
+  ) {}
+
+  /**
+   * The cluster quotas this scope will decide, and those it cannot yet (decided per replica, with
+   * the reason): concurrency leases and calendar-aligned windows are not in the scripts yet.
+   * Pure: `apply` puts the plan in force once the engine accepted the same quotas.
+   */
+  plan(specs: readonly QuotaSpec[]): ClusterPlan {
+    const served = new Map<string, ClusterQuotaEntry>();
+    const unserved: { name: string; reason: string }[] = [];
+    for (const spec of specs) {
+      if (spec.scope !== 'cluster') continue;
+      const reason =
+        spec.concurrency !== undefined
+          ? 'concurrency leases are not in cluster scope yet'
+          : spec.limits.some((l) => l.align === 'calendar')
+            ? 'calendar-aligned windows are not in cluster scope yet'
+            : undefined;
+      if (reason !== undefined) {
+        unserved.push({ name: spec.name, reason });
+        continue;
+      }
+      served.set(spec.name, { name: spec.name, limits: compileQuota(spec).limits, spec });
+    }
+    return { served, unserved };
+  }
+
+  apply(plan: ClusterPlan): void {
+    this.quotas = plan.served;
+  }
+
+  get size(): number {
+    return this.quotas.size;
+  }
+
+  get degraded(): boolean {
+    return this.pool.readyCount < this.pool.size;
+  }
+
+  get(name: string): ClusterQuotaEntry | undefined {
+    return this.quotas.get(name);
+  }
+
+  decide(q: ClusterQuotaEntry, input: NormalisedAcquire): Promise<Decision> {
+    return this.once(q, input, input.requestId ?? this.nextId(), 'decide');
+  }
+
+  acquire(q: ClusterQuotaEntry, input: NormalisedAcquire, signal?: AbortSignal): Promise<Decision> {
+    const requestId = input.requestId ?? this.nextId();
+    const queue = q.spec.queue;
+    const lineKey = `${q.name}\u0000${input.key}`;
+    const line = this.lines.get(lineKey);
+    if (input.wait !== true || queue === undefined || queue.maxWaitMs <= 0) {
+      if (line !== undefined) return Promise.resolve(this.behindWaiters(q, input, requestId));
+      return this.once(q, input, requestId, 'acquire');
+    }
+    const tooBig = costTooBig(q, input, requestId);
+    if (tooBig !== undefined) return Promise.resolve(tooBig);
+    const arrivedAt = Date.now();
+    // Nobody waiting here: try at once; only a refusal joins the line.
+    return line === undefined
+      ? this.once(q, input, requestId, 'acquire').then((d) =>
+          d.code === 'RATE_LIMITED' && !d.allowed
+            ? this.enqueue(q, input, requestId, arrivedAt, signal)
+            : d,
+        )
+      : this.enqueue(q, input, requestId, arrivedAt, signal);
+  }
+
+  /** Joins the (quota, key)'s line on this replica; answered admitted, timed out or cancelled. */
+  private enqueue(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    enqueuedAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Decision> {
+    const queue = q.spec.queue!;
+    const lineKey = `${q.name}\u0000${input.key}`;
+    const line = this.lines.get(lineKey);
+    if (line !== undefined && line.waiting >= queue.maxSize) {
+      const d = this.behindWaiters(q, input, requestId);
+      d.code = 'QUEUE_FULL';
+      d.reason = `queue of ${queue.maxSize} is full`;
+      return Promise.resolve(d);
+    }
+    const budget = Math.min(input.maxWaitMs ?? queue.maxWaitMs, queue.maxWaitMs);
+    const deadline = Math.min(enqueuedAt + budget, input.deadline ?? Infinity);
+    const own = line ?? { waiting: 0, tail: Promise.resolve() };
+    if (line === undefined) this.lines.set(lineKey, own);
+    own.waiting++;
+    // Aborted at the deadline or when the caller leaves. A waiter not yet at the head of its line
+    // is answered at once; the head is answered by its own loop, so a charge in flight is never lost.
+    const gone = new AbortController();
+    this.waiters.add(gone);
+    const timer = setTimeout(() => gone.abort(), Math.max(0, deadline - enqueuedAt));
+    const leave = (): void => gone.abort();
+    signal?.addEventListener('abort', leave, { once: true });
+    let started = false;
+    const answer = new Promise<Decision>((resolve) => {
+      gone.signal.addEventListener(
+        'abort',
+        () => {
+          if (!started) resolve(this.gone(q, input, requestId, signal));
+        },
+        { once: true },
+      );
+      own.tail = own.tail.then(async () => {
+        if (gone.signal.aborted) return;
+        started = true;
+        resolve(await this.waitTurn(q, input, requestId, gone.signal, signal));
+      });
+    });
+    return answer.then((d) => {
+      clearTimeout(timer);
+      this.waiters.delete(gone);
+      signal?.removeEventListener('abort', leave);
+      own.waiting--;
+      if (own.waiting === 0 && this.lines.get(lineKey) === own) this.lines.delete(lineKey);
+      d.waitedMs = Date.now() - enqueuedAt;
+      return d;
+    });
+  }
+
+  /** The head of a line: asks Redis, sleeps the retryAfterMs it answered, asks again. */
+  private async waitTurn(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    gone: AbortSignal,
+    caller: AbortSignal | undefined,
+  ): Promise<Decision> {
+    for (;;) {
+      if (gone.aborted) return this.gone(q, input, requestId, caller);
+      const d = await this.once(q, input, requestId, 'acquire');
+      if (d.allowed || d.code !== 'RATE_LIMITED') return d;
+      await sleep(d.retryAfterMs, gone);
+    }
+  }
+
+  /** One script call; a failed or late call is answered by the quota's onStoreFailure policy. */
+  private async once(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    mode: 'acquire' | 'decide',
+  ): Promise<Decision> {
+    const tooBig = costTooBig(q, input, requestId);
+    if (tooBig !== undefined) return tooBig;
+    if (input.deadline !== undefined && input.deadline <= Date.now()) {
+      return this.timeout(q, input, requestId, 'deadline: has passed');
+    }
+    const store = this.pool.storeFor(input.key);
+    try {
+      const outcome =
+        mode === 'acquire'
+          ? await store.acquire(q, input.key, input.cost)
+          : await store.decide(q, input.key, input.cost);
+      return decisionOf(q, input, requestId, outcome);
+    } catch (error) {
+      this.failures++;
+      this.lastFailure = error instanceof Error ? error.message : String(error);
+      return this.onFailure(q.spec, input, requestId);
+    }
+  }
+
+  private behindWaiters(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+  ): Decision {
+    const d = refusal('RATE_LIMITED', requestId, input.key, q.name, 'requests are waiting ahead');
+    d.retryAfterMs = 1;
+    return d;
+  }
+
+  private timeout(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    reason: string,
+  ): Decision {
+    return refusal('WAIT_TIMEOUT', requestId, input.key, q.name, reason);
+  }
+
+  /** Shutdown: every waiter is answered UNAVAILABLE; then the connections close. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const w of this.waiters) w.abort();
+    await this.pool.close();
+  }
+
+  private gone(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    caller: AbortSignal | undefined,
+  ): Decision {
+    if (!this.closing) return this.timeout(q, input, requestId, whyGone(caller));
+    const d = refusal('UNAVAILABLE', requestId, input.key, q.name, 'the limiter is shutting down');
+    d.retryAfterMs = 1000;
+    return d;
+  }
+
+  private nextId(): string {
+    return `${this.idPrefix}c${(this.counter++).toString(36)}`;
+  }
+}

@@ -1,0 +1,60 @@
+-- sliding_window: state {head, total, ring[ringSize]}, the engine's exact sub-bucket window: a
+-- decision at bucket K counts buckets K-ringSize+1..K, the oldest whole, so no interval of
+-- windowMs ever admits more than the limit.
+local function slot(j, r) return 3 + (j % r) end
+
+ALGORITHMS.sliding_window = {
+  fresh = function(l)
+    local s = { 0, 0 }
+    for i = 1, l.ringSize do s[2 + i] = 0 end
+    return s
+  end,
+  sync = function(s, l, now)
+    local k = math.floor(now / l.bucketMs)
+    local head = s[1]
+    if k <= head then return end
+    local r = l.ringSize
+    if k - head >= r then
+      for i = 1, r do s[2 + i] = 0 end
+      s[2] = 0
+    else
+      for j = head + 1, k do
+        local at = slot(j, r)
+        s[2] = s[2] - s[at]
+        s[at] = 0
+      end
+    end
+    s[1] = k
+  end,
+  available = function(s, l) return l.limit - s[2] end,
+  charge = function(s, l, now, cost)
+    local at = slot(s[1], l.ringSize)
+    s[at] = s[at] + cost
+    s[2] = s[2] + cost
+  end,
+  retryAfter = function(s, l, now, cost)
+    local need = s[2] + cost - l.limit
+    if need <= 0 then return 0 end
+    local r = l.ringSize
+    local freed = 0
+    for j = s[1] - r + 1, s[1] do
+      freed = freed + s[slot(j, r)]
+      -- Bucket j stops counting once the head reaches j + r.
+      if freed >= need then return math.max(1, (j + r) * l.bucketMs - now) end
+    end
+    return math.max(1, (s[1] + r) * l.bucketMs - now)
+  end,
+  used = function(s, l) return s[2] end,
+  idleAt = function(s, l)
+    if s[2] <= 0 then return 0 end
+    local r = l.ringSize
+    for j = s[1], s[1] - r + 1, -1 do
+      if s[slot(j, r)] > 0 then return (j + r) * l.bucketMs end
+    end
+    return 0
+  end,
+}
+ALGORITHMS.sliding_window.resetMs = function(s, l, now)
+  if s[2] <= 0 then return 0 end
+  return math.max(0, ALGORITHMS.sliding_window.idleAt(s, l) - now)
+end

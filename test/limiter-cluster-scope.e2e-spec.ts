@@ -1,0 +1,241 @@
+/**
+ * Cluster scope end to end: three real limiter processes, one Redis, NATS and HTTP at once.
+ * A private redis-server (its own port) is stopped and restarted to check onStoreFailure.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { privateRedis, type RedisProcess } from './support/redis-process';
+
+jest.setTimeout(90_000);
+
+type Json = Record<string, unknown>;
+
+const NATS_URL = 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+function configFile(dir: string, quotas: Json[]): string {
+  const file = join(dir, `config-${randomUUID()}.json`);
+  writeFileSync(file, JSON.stringify({ quotas }));
+  return file;
+}
+
+async function waitReady(limiter: LimiterProcess, redis = 'ready'): Promise<Json> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const res = await fetch(`${limiter.url}/readyz`);
+    const body = (await res.json()) as Json;
+    if (res.status === 200 && body['redis'] === redis) return body;
+    if (Date.now() > deadline) throw new Error(`not ready: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function httpAcquire(url: string, body: Json): Promise<Json> {
+  const res = await fetch(`${url}/v1/acquire`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, ...((await res.json()) as Json) };
+}
+
+async function natsAcquire(nc: NatsConnection, subject: string, body: Json): Promise<Json> {
+  const msg = await nc.request(subject, Buffer.from(JSON.stringify(body)), { timeout: 10_000 });
+  return JSON.parse(Buffer.from(msg.data).toString('utf8')) as Json;
+}
+
+describe('cluster scope: three limiters on one Redis', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
+  const prefix = uniquePrefix();
+  const group = `q-${randomUUID()}`;
+  const quota = `shared-${randomUUID()}`;
+  const limiters: LimiterProcess[] = [];
+  let nc: NatsConnection;
+
+  beforeAll(async () => {
+    const config = configFile(dir, [
+      {
+        name: quota,
+        scope: 'cluster',
+        limits: [
+          { name: 'r', unit: 'requests', limit: 10, window: '1h', algorithm: 'fixed_window' },
+        ],
+      },
+      {
+        name: `${quota}-wait`,
+        scope: 'cluster',
+        limits: [
+          { name: 'r', unit: 'requests', limit: 2, window: '1s', algorithm: 'fixed_window' },
+        ],
+        queue: { maxSize: 10, maxWaitMs: 5000 },
+      },
+    ]);
+    const started = await Promise.all(
+      [0, 1, 2].map((i) =>
+        startLimiter({
+          NATS_URL,
+          NATS_SUBJECT_PREFIX: prefix,
+          NATS_QUEUE_GROUP: group,
+          REDIS_URL,
+          CONFIG_FILE: config,
+          DATA_DIR: join(dir, `data-${i}`),
+        }),
+      ),
+    );
+    limiters.push(...started);
+    await Promise.all(limiters.map((l) => waitReady(l)));
+    nc = await connect({ servers: NATS_URL });
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    const codes = await Promise.all(limiters.map((l) => l.stop()));
+    expect(codes).toEqual([0, 0, 0]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('1000 concurrent acquires, half over NATS, half over HTTP to the three, admit exactly 10, ten times', async () => {
+    for (let round = 0; round < 10; round++) {
+      const key = `burst-${round}-${randomUUID()}`;
+      const body = { key, quota };
+      const replies = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          i % 2 === 0
+            ? natsAcquire(nc, `${prefix}.acquire`, body)
+            : httpAcquire(limiters[i % 3]!.url, body),
+        ),
+      );
+      const admitted = replies.filter((r) => r['allowed'] === true);
+      expect(admitted).toHaveLength(10);
+      expect(replies.filter((r) => r['code'] === 'RATE_LIMITED')).toHaveLength(990);
+      expect(new Set(admitted.map((r) => r['remaining']))).toEqual(
+        new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
+      );
+      const http = replies.filter((r) => r['status'] !== undefined && r['allowed'] === false);
+      expect(http.every((r) => r['status'] === 429)).toBe(true);
+    }
+  });
+
+  it('decide answers from Redis and charges nothing, on every replica', async () => {
+    const key = `decide-${randomUUID()}`;
+    await httpAcquire(limiters[0]!.url, { key, quota, cost: 4 });
+    for (const l of limiters) {
+      const res = await fetch(`${l.url}/v1/decide`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key, quota, cost: 6 }),
+      });
+      expect(await res.json()).toMatchObject({ allowed: true, remaining: 0 });
+    }
+    expect(await httpAcquire(limiters[1]!.url, { key, quota, cost: 7 })).toMatchObject({
+      allowed: false,
+      code: 'RATE_LIMITED',
+    });
+  });
+
+  it('waiters of one replica are admitted in arrival order when the window turns', async () => {
+    const key = `wait-${randomUUID()}`;
+    const url = limiters[2]!.url;
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        httpAcquire(url, { key, quota: `${quota}-wait`, wait: true, requestId: `w${i}` }),
+      ),
+    );
+    expect(replies.map((r) => r['code'])).toEqual(['OK', 'OK', 'OK', 'OK']);
+    const waited = replies.map((r) => r['waitedMs'] as number);
+    // Two fit the first window; the other two waited for the next, in the order they came.
+    expect(waited.filter((w) => w > 0)).toHaveLength(2);
+    expect(waited[2]!).toBeLessThanOrEqual(waited[3]! + 5);
+    // A batch is decided in Redis too: the same key is full for this window.
+    const batch = await fetch(`${url}/v1/acquire/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          { key, quota: `${quota}-wait` },
+          { key: 'x', quota: 'no-such-quota' },
+        ],
+      }),
+    });
+    const codes = ((await batch.json()) as { replies: Json[] }).replies.map((r) => r['code']);
+    expect(codes[1]).toBe('UNKNOWN_QUOTA');
+  });
+});
+
+describe('cluster scope: Redis stopped and restarted under load', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-fail-'));
+  let redis: RedisProcess;
+  let limiter: LimiterProcess;
+  const quotas = ['closed', 'open', 'local'].map((policy) => ({
+    name: `p-${policy}`,
+    scope: 'cluster',
+    onStoreFailure: policy,
+    limits: [{ name: 'r', unit: 'requests', limit: 10, window: '1h', algorithm: 'fixed_window' }],
+  }));
+
+  beforeAll(async () => {
+    redis = await privateRedis();
+    limiter = await startLimiter({
+      NATS_URL: '',
+      REDIS_URL: redis.url,
+      LIMITER_REPLICAS: '2',
+      CONFIG_FILE: configFile(dir, quotas),
+      DATA_DIR: join(dir, 'data'),
+    });
+    await waitReady(limiter);
+  });
+
+  afterAll(async () => {
+    expect(await limiter.stop()).toBe(0);
+    await redis.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers every request by its policy while Redis is down, and is exact again once it is back', async () => {
+    const key = `k-${randomUUID()}`;
+    const load = async (): Promise<Json[]> =>
+      Promise.all(
+        quotas.flatMap((q) =>
+          Array.from({ length: 20 }, () => httpAcquire(limiter.url, { key, quota: q.name })),
+        ),
+      );
+    const before = await load();
+    expect(before.filter((r) => r['allowed'] === true)).toHaveLength(30);
+
+    await redis.kill();
+    const down = `${key}-down`;
+    const started = Date.now();
+    const during = await Promise.all(
+      quotas.flatMap((q) =>
+        Array.from({ length: 20 }, () => httpAcquire(limiter.url, { key: down, quota: q.name })),
+      ),
+    );
+    // Every request answered, promptly, by its policy.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const by = (name: string): Json[] => during.filter((r) => r['quota'] === name);
+    expect(by('p-closed').every((r) => r['code'] === 'UNAVAILABLE' && r['status'] === 503)).toBe(
+      true,
+    );
+    expect(by('p-open').every((r) => r['allowed'] === true)).toBe(true);
+    // local: limit / LIMITER_REPLICAS = 5 on this replica.
+    expect(by('p-local').filter((r) => r['allowed'] === true)).toHaveLength(5);
+    expect(await waitReady(limiter, 'degraded')).toMatchObject({ ready: true });
+    const metrics = await (await fetch(`${limiter.url}/metrics`)).text();
+    expect(metrics).toMatch(/^ratelimit_store_degraded 1$/m);
+
+    await redis.start();
+    const back = Date.now();
+    await waitReady(limiter, 'ready');
+    expect(Date.now() - back).toBeLessThan(5_000);
+    const fresh = `${key}-back`;
+    const after = await Promise.all(
+      Array.from({ length: 30 }, () => httpAcquire(limiter.url, { key: fresh, quota: 'p-closed' })),
+    );
+    expect(after.filter((r) => r['allowed'] === true)).toHaveLength(10);
+    expect(limiter.output()).not.toMatch(/Unhandled|unhandled/);
+  });
+});

@@ -1,0 +1,51 @@
+/** A private redis-server on a port of its own, for tests that stop and restart Redis. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createConnection } from 'node:net';
+import { freePort } from './limiter-process';
+
+export interface RedisProcess {
+  readonly port: number;
+  readonly url: string;
+  start(): Promise<void>;
+  /** SIGKILL: the way a crashed or partitioned Redis looks to a client. */
+  kill(): Promise<void>;
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function privateRedis(): Promise<RedisProcess> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const redis: RedisProcess = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      const deadline = Date.now() + 10_000;
+      while (!(await listening(port))) {
+        if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not start`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async kill() {
+      const c = child;
+      if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((resolve) => c.once('exit', resolve));
+      c.kill('SIGKILL');
+      await exited;
+    },
+  };
+  await redis.start();
+  return redis;
+}
