@@ -17,6 +17,8 @@ type Json = Record<string, unknown>;
 const NATS_URL = 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 function configFile(dir: string, quotas: Json[]): string {
   const file = join(dir, `config-${randomUUID()}.json`);
   writeFileSync(file, JSON.stringify({ quotas }));
@@ -69,7 +71,7 @@ describe('cluster scope: three limiters on one Redis', () => {
         name: `${quota}-wait`,
         scope: 'cluster',
         limits: [
-          { name: 'r', unit: 'requests', limit: 2, window: '1s', algorithm: 'fixed_window' },
+          { name: 'r', unit: 'requests', limit: 2, window: '2s', algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 10, maxWaitMs: 5000 },
       },
@@ -140,17 +142,32 @@ describe('cluster scope: three limiters on one Redis', () => {
   it('waiters of one replica are admitted in arrival order when the window turns', async () => {
     const key = `wait-${randomUUID()}`;
     const url = limiters[2]!.url;
-    const replies = await Promise.all(
-      Array.from({ length: 4 }, (_, i) =>
-        httpAcquire(url, { key, quota: `${quota}-wait`, wait: true, requestId: `w${i}` }),
-      ),
-    );
-    expect(replies.map((r) => r['code'])).toEqual(['OK', 'OK', 'OK', 'OK']);
-    const waited = replies.map((r) => r['waitedMs'] as number);
-    // Two fit the first window; the other two waited for the next, in the order they came.
-    expect(waited.filter((w) => w > 0)).toHaveLength(2);
-    expect(waited[2]!).toBeLessThanOrEqual(waited[3]! + 5);
-    // A batch is decided in Redis too: the same key is full for this window.
+    const ask = (id: string): Promise<Json> =>
+      httpAcquire(url, { key, quota: `${quota}-wait`, wait: true, requestId: id });
+    // Start just after a window turned, so the next turn is ~1.7 s away however slow the machine.
+    const windowMs = 2000;
+    while (Date.now() % windowMs < 100 || Date.now() % windowMs > 200) await sleep(5);
+    const first = await Promise.all([ask('w0'), ask('w1')]);
+    expect(first.map((r) => [r['code'], r['waitedMs']])).toEqual([
+      ['OK', 0],
+      ['OK', 0],
+    ]);
+    const doneAt: Record<string, number> = {};
+    const later = (id: string): Promise<Json> =>
+      ask(id).then((r) => {
+        doneAt[id] = performance.now();
+        return r;
+      });
+    const w2 = later('w2');
+    await sleep(30);
+    const w3 = later('w3');
+    const [r2, r3] = await Promise.all([w2, w3]);
+    expect([r2['code'], r3['code']]).toEqual(['OK', 'OK']);
+    // Both waited for the next window, and the earlier one was answered first.
+    expect(r3['waitedMs']).toBeGreaterThan(1000);
+    expect(r2['waitedMs'] as number).toBeGreaterThan(r3['waitedMs'] as number);
+    expect(doneAt['w2']!).toBeLessThanOrEqual(doneAt['w3']!);
+    // A batch is decided in Redis too: the key is full in this window.
     const batch = await fetch(`${url}/v1/acquire/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -162,7 +179,7 @@ describe('cluster scope: three limiters on one Redis', () => {
       }),
     });
     const codes = ((await batch.json()) as { replies: Json[] }).replies.map((r) => r['code']);
-    expect(codes[1]).toBe('UNKNOWN_QUOTA');
+    expect(codes).toEqual(['RATE_LIMITED', 'UNKNOWN_QUOTA']);
   });
 });
 
