@@ -139,6 +139,29 @@ describe('cluster scope: three limiters on one Redis', () => {
     });
   });
 
+  it('bad inputs naming a cluster quota are refused naming the field, and charge nothing', async () => {
+    const key = `bad-${randomUUID()}`;
+    const cases: [Json, number, string, string][] = [
+      [{ key, quota, cost: -1 }, 400, 'INVALID_REQUEST', 'cost'],
+      [{ key, quota, cost: 1.5 }, 400, 'INVALID_REQUEST', 'cost'],
+      [{ key, quota, cost: { requests: 'x' } }, 400, 'INVALID_REQUEST', 'cost'],
+      [{ key: 7, quota }, 400, 'INVALID_REQUEST', 'key'],
+      [{ key, quota, wait: 'yes' }, 400, 'INVALID_REQUEST', 'wait'],
+      [{ key, quota, cost: 11 }, 429, 'COST_EXCEEDS_LIMIT', 'cost'],
+    ];
+    for (const [body, status, code, field] of cases) {
+      const reply = await httpAcquire(limiters[0]!.url, body);
+      expect([reply['status'], reply['code']]).toEqual([status, code]);
+      expect(String(reply['reason'])).toContain(field);
+    }
+    const res = await fetch(`${limiters[1]!.url}/v1/decide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key, quota, cost: 10 }),
+    });
+    expect(await res.json()).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
   it('waiters of one replica are admitted in arrival order when the window turns', async () => {
     const key = `wait-${randomUUID()}`;
     const url = limiters[2]!.url;

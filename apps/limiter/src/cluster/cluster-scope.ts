@@ -170,7 +170,14 @@ export class ClusterScope {
       own.tail = own.tail.then(async () => {
         if (gone.signal.aborted) return;
         started = true;
-        resolve(await this.waitTurn(q, input, requestId, gone.signal, signal));
+        try {
+          resolve(await this.waitTurn(q, input, requestId, gone.signal, signal));
+        } catch (error) {
+          // Never expected (store errors are answered by the policy); the line must go on anyway.
+          const d = refusal('UNAVAILABLE', requestId, input.key, q.name, String(error));
+          d.retryAfterMs = 1000;
+          resolve(d);
+        }
       });
     });
     return answer.then((d) => {
