@@ -104,20 +104,27 @@ export class ClusterScope {
   }
 
   decide(q: ClusterQuotaEntry, input: NormalisedAcquire): Promise<Decision> {
-    return this.once(q, input, input.requestId ?? this.nextId(), 'decide');
+    const requestId = input.requestId ?? this.nextId();
+    const tooBig = costTooBig(q, input, requestId);
+    return tooBig !== undefined
+      ? Promise.resolve(tooBig)
+      : this.once(q, input, requestId, 'decide');
   }
 
   acquire(q: ClusterQuotaEntry, input: NormalisedAcquire, signal?: AbortSignal): Promise<Decision> {
     const requestId = input.requestId ?? this.nextId();
+    // Checked once here, never again per retry: such a request can never be admitted.
+    const tooBig = costTooBig(q, input, requestId);
+    if (tooBig !== undefined) return Promise.resolve(tooBig);
     const queue = q.spec.queue;
     const lineKey = `${q.name}\u0000${input.key}`;
     const line = this.lines.get(lineKey);
     if (input.wait !== true || queue === undefined || queue.maxWaitMs <= 0) {
-      if (line !== undefined) return Promise.resolve(this.behindWaiters(q, input, requestId));
-      return this.once(q, input, requestId, 'acquire');
+      if (line === undefined) return this.once(q, input, requestId, 'acquire');
+      return Promise.resolve(
+        this.behindWaiters(q, input, requestId, 'RATE_LIMITED', 'requests are waiting ahead'),
+      );
     }
-    const tooBig = costTooBig(q, input, requestId);
-    if (tooBig !== undefined) return Promise.resolve(tooBig);
     const arrivedAt = Date.now();
     // Nobody waiting here: try at once; only a refusal joins the line.
     return line === undefined
@@ -141,10 +148,8 @@ export class ClusterScope {
     const lineKey = `${q.name}\u0000${input.key}`;
     const line = this.lines.get(lineKey);
     if (line !== undefined && line.waiting >= queue.maxSize) {
-      const d = this.behindWaiters(q, input, requestId);
-      d.code = 'QUEUE_FULL';
-      d.reason = `queue of ${queue.maxSize} is full`;
-      return Promise.resolve(d);
+      const full = `queue of ${queue.maxSize} is full`;
+      return Promise.resolve(this.behindWaiters(q, input, requestId, 'QUEUE_FULL', full));
     }
     const budget = Math.min(input.maxWaitMs ?? queue.maxWaitMs, queue.maxWaitMs);
     const deadline = Math.min(enqueuedAt + budget, input.deadline ?? Infinity);
@@ -214,8 +219,6 @@ export class ClusterScope {
     requestId: string,
     mode: 'acquire' | 'decide',
   ): Promise<Decision> {
-    const tooBig = costTooBig(q, input, requestId);
-    if (tooBig !== undefined) return tooBig;
     if (input.deadline !== undefined && input.deadline <= Date.now()) {
       return this.timeout(q, input, requestId, 'deadline: has passed');
     }
@@ -233,12 +236,15 @@ export class ClusterScope {
     }
   }
 
+  /** Refused in place: waiters of this replica come first (strict FIFO), or their line is full. */
   private behindWaiters(
     q: ClusterQuotaEntry,
     input: NormalisedAcquire,
     requestId: string,
+    code: 'RATE_LIMITED' | 'QUEUE_FULL',
+    reason: string,
   ): Decision {
-    const d = refusal('RATE_LIMITED', requestId, input.key, q.name, 'requests are waiting ahead');
+    const d = refusal(code, requestId, input.key, q.name, reason);
     d.retryAfterMs = 1;
     return d;
   }

@@ -46,6 +46,8 @@ interface Prepared {
   readonly call: ScriptCall;
   /** [mode placeholder, n, 7 values per limit]; costs are appended per request. */
   readonly args: readonly string[];
+  /** FNV-1a of the quota name, continued with the key for the hash tag. */
+  readonly seed: number;
 }
 
 /**
@@ -62,8 +64,8 @@ export class RedisQuotaStore {
   constructor(private readonly redis: Redis) {}
 
   /** The Redis key of one (quota, key); the tag is a hash, so any key text is safe in it. */
-  static stateKey(quota: string, key: string): string {
-    return `rl:{${fnv1a(key, fnv1a(quota)).toString(36)}}:${quota}:${key}`;
+  static stateKey(quota: string, key: string, seed = fnv1a(quota)): string {
+    return `rl:{${fnv1a(key, seed).toString(36)}}:${quota}:${key}`;
   }
 
   acquire(quota: ClusterQuota, key: string, cost: Cost | undefined): Promise<ClusterOutcome> {
@@ -84,7 +86,7 @@ export class RedisQuotaStore {
     const args = p.args.slice();
     args[0] = mode;
     for (const l of quota.limits) args.push(String(costFor(cost, l.unit)));
-    const reply = await p.call(RedisQuotaStore.stateKey(quota.name, key), ...args);
+    const reply = await p.call(RedisQuotaStore.stateKey(quota.name, key, p.seed), ...args);
     const limits: LimitUse[] = [];
     for (let i = 4; i + 1 < reply.length; i += 2) {
       limits.push({ used: reply[i]!, resetMs: reply[i + 1]! });
@@ -113,7 +115,7 @@ export class RedisQuotaStore {
       args.push(`${l.name}|${l.layoutKey}`, l.algorithm, String(l.limit), String(l.windowMs));
       args.push(String(l.bucketMs), String(l.ringSize), String(l.capacity));
     }
-    p = { call: commands[command]!.bind(this.redis), args };
+    p = { call: commands[command]!.bind(this.redis), args, seed: fnv1a(quota.name) };
     this.prepared.set(quota, p);
     return p;
   }
