@@ -3,51 +3,48 @@
  * A private redis-server (its own port) is stopped and restarted to check onStoreFailure.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
+import {
+  configFile,
+  httpAcquire,
+  type Json,
+  natsAcquire,
+  post,
+  sleep,
+  waitReady,
+} from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 
 jest.setTimeout(90_000);
 
-type Json = Record<string, unknown>;
-
 const NATS_URL = 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function configFile(dir: string, quotas: Json[]): string {
-  const file = join(dir, `config-${randomUUID()}.json`);
-  writeFileSync(file, JSON.stringify({ quotas }));
-  return file;
-}
-
-async function waitReady(limiter: LimiterProcess, redis = 'ready'): Promise<Json> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await fetch(`${limiter.url}/readyz`);
-    const body = (await res.json()) as Json;
-    if (res.status === 200 && body['redis'] === redis) return body;
-    if (Date.now() > deadline) throw new Error(`not ready: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function httpAcquire(url: string, body: Json): Promise<Json> {
-  const res = await fetch(`${url}/v1/acquire`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, ...((await res.json()) as Json) };
-}
-
-async function natsAcquire(nc: NatsConnection, subject: string, body: Json): Promise<Json> {
-  const msg = await nc.request(subject, Buffer.from(JSON.stringify(body)), { timeout: 10_000 });
-  return JSON.parse(Buffer.from(msg.data).toString('utf8')) as Json;
+/** Three limiters on the shared Redis and NATS, one queue group, each with its own data dir. */
+async function startThree(
+  dir: string,
+  config: string,
+  prefix: string,
+  group: string,
+): Promise<LimiterProcess[]> {
+  const started = await Promise.all(
+    [0, 1, 2].map((i) =>
+      startLimiter({
+        NATS_URL,
+        NATS_SUBJECT_PREFIX: prefix,
+        NATS_QUEUE_GROUP: group,
+        REDIS_URL,
+        CONFIG_FILE: config,
+        DATA_DIR: join(dir, `data-${i}`),
+      }),
+    ),
+  );
+  await Promise.all(started.map((l) => waitReady(l)));
+  return started;
 }
 
 describe('cluster scope: three limiters on one Redis', () => {
@@ -76,20 +73,7 @@ describe('cluster scope: three limiters on one Redis', () => {
         queue: { maxSize: 10, maxWaitMs: 5000 },
       },
     ]);
-    const started = await Promise.all(
-      [0, 1, 2].map((i) =>
-        startLimiter({
-          NATS_URL,
-          NATS_SUBJECT_PREFIX: prefix,
-          NATS_QUEUE_GROUP: group,
-          REDIS_URL,
-          CONFIG_FILE: config,
-          DATA_DIR: join(dir, `data-${i}`),
-        }),
-      ),
-    );
-    limiters.push(...started);
-    await Promise.all(limiters.map((l) => waitReady(l)));
+    limiters.push(...(await startThree(dir, config, prefix, group)));
     nc = await connect({ servers: NATS_URL });
   });
 
@@ -203,6 +187,101 @@ describe('cluster scope: three limiters on one Redis', () => {
     });
     const codes = ((await batch.json()) as { replies: Json[] }).replies.map((r) => r['code']);
     expect(codes).toEqual(['RATE_LIMITED', 'UNKNOWN_QUOTA']);
+  });
+});
+
+describe('cluster scope: key operations across three limiters', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-ops-'));
+  const prefix = uniquePrefix();
+  const llm = `llm-${randomUUID()}`;
+  const lease = `lease-${randomUUID()}`;
+  const limiters: LimiterProcess[] = [];
+  let nc: NatsConnection;
+
+  beforeAll(async () => {
+    const config = configFile(dir, [
+      {
+        name: llm,
+        scope: 'cluster',
+        limits: [
+          { name: 'rpm', unit: 'requests', limit: 2, window: '1h', algorithm: 'sliding_window' },
+          { name: 'tpm', unit: 'tokens', limit: 1000, window: '1h', algorithm: 'sliding_window' },
+        ],
+      },
+      {
+        name: lease,
+        scope: 'cluster',
+        limits: [
+          { name: 'r', unit: 'requests', limit: 100, window: '1h', algorithm: 'token_bucket' },
+        ],
+        concurrency: { max: 1, leaseTtlMs: 30_000 },
+        queue: { maxSize: 10, maxWaitMs: 10_000 },
+      },
+    ]);
+    limiters.push(...(await startThree(dir, config, prefix, `q-${randomUUID()}`)));
+    nc = await connect({ servers: NATS_URL });
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    const codes = await Promise.all(limiters.map((l) => l.stop()));
+    expect(codes).toEqual([0, 0, 0]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('release, usage, stats and idempotent requestIds act on the one state in Redis', async () => {
+    const [a, b, c] = limiters.map((l) => l.url) as [string, string, string];
+    const key = `user-${randomUUID()}`;
+    const first = await httpAcquire(a, { key, quota: llm, cost: { requests: 1, tokens: 600 } });
+    expect(first).toMatchObject({ status: 200, allowed: true });
+    // The same client requestId on another replica: the first answer again, charged once.
+    const named = { key, quota: llm, cost: { requests: 1, tokens: 300 }, requestId: 'job-1' };
+    const once = await httpAcquire(b, named);
+    const twice = await natsAcquire(nc, `${prefix}.acquire`, named);
+    expect([once['allowed'], twice['allowed']]).toEqual([true, true]);
+    expect(twice['requestId']).toBe('job-1');
+    const stats = (await (await fetch(`${c}/v1/stats/${key}?quota=${llm}`)).json()) as Json;
+    expect(stats).toMatchObject({ approved: 2, denied: 0 });
+    expect((stats['limits'] as Json[]).map((l) => l['used'])).toEqual([2, 900]);
+    // The generated id released on a third replica: the cost goes back, once.
+    const release = { key, quota: llm, requestId: first['requestId'] };
+    expect(await post(c, '/v1/release', release)).toMatchObject({ status: 200, released: true });
+    expect(await post(b, '/v1/release', release)).toMatchObject({ released: false });
+    // Usage settles job-1 from 300 estimated tokens to 950 actual, over NATS.
+    const settled = await natsAcquire(nc, `${prefix}.usage`, {
+      key,
+      quota: llm,
+      requestId: 'job-1',
+      cost: { requests: 1, tokens: 950 },
+    });
+    expect(((settled['usage'] as Json)['limits'] as Json[]).map((l) => l['used'])).toEqual([
+      1, 950,
+    ]);
+    const refused = await httpAcquire(a, { key, quota: llm, cost: { requests: 1, tokens: 100 } });
+    expect(refused).toMatchObject({ status: 429, code: 'RATE_LIMITED', limitName: 'tpm' });
+  });
+
+  it('a concurrency lease held on one replica makes a waiter on another wait for its release', async () => {
+    const [a, b, c] = limiters.map((l) => l.url) as [string, string, string];
+    const key = `worker-${randomUUID()}`;
+    const held = await httpAcquire(a, { key, quota: lease });
+    expect(held).toMatchObject({ status: 200, allowed: true });
+    expect(typeof held['leaseId']).toBe('string');
+    expect(await httpAcquire(c, { key, quota: lease })).toMatchObject({
+      status: 429,
+      code: 'CONCURRENCY_LIMITED',
+    });
+    const waiting = httpAcquire(b, { key, quota: lease, wait: true, maxWaitMs: 10_000 });
+    await sleep(300);
+    const releasedAt = Date.now();
+    expect(
+      await post(c, '/v1/release', { key, quota: lease, leaseId: held['leaseId'] }),
+    ).toMatchObject({ status: 200, released: true });
+    const admitted = await waiting;
+    expect(admitted).toMatchObject({ status: 200, allowed: true });
+    // Admitted on the waiter's next poll, long before the lease's 30 s TTL.
+    expect(Date.now() - releasedAt).toBeLessThan(5_000);
+    expect(admitted['waitedMs']).toBeGreaterThanOrEqual(250);
   });
 });
 

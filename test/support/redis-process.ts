@@ -11,7 +11,8 @@ export interface RedisProcess {
   kill(): Promise<void>;
 }
 
-function listening(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection(port, '127.0.0.1');
     socket.once('connect', () => {

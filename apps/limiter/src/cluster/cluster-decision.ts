@@ -1,6 +1,6 @@
 import type { NormalisedAcquire } from '@app/contracts';
-import { costFor, refusal, type Decision, type QuotaSpec } from '@app/engine';
-import type { ClusterOutcome, ClusterQuota } from './redis-quota-store';
+import { costFor, refusal, type Decision, type KeyStats, type QuotaSpec } from '@app/engine';
+import { RedisQuotaStore, type ClusterOutcome, type ClusterQuota } from './redis-quota-store';
 
 /** A cluster quota: its spec and the compiled limits the script is given. */
 export interface ClusterQuotaEntry extends ClusterQuota {
@@ -37,9 +37,17 @@ export function decisionOf(
   requestId: string,
   outcome: ClusterOutcome,
 ): Decision {
-  const d = refusal(outcome.allowed ? 'OK' : 'RATE_LIMITED', requestId, input.key, q.name, '');
+  // An admission the caller did not name is named by its receipt, so any replica can release it.
+  const id =
+    outcome.allowed && input.requestId === undefined && outcome.seq > 0
+      ? RedisQuotaStore.admittedId(outcome.seq)
+      : requestId;
+  const d = refusal(outcome.code, id, input.key, q.name, '');
   d.allowed = outcome.allowed;
   d.reason = undefined;
+  if (outcome.allowed && q.concurrency !== undefined && outcome.seq > 0) {
+    d.leaseId = RedisQuotaStore.leaseId(outcome.seq);
+  }
   let index = outcome.refusing;
   if (index < 0) {
     let least = Infinity;
@@ -61,9 +69,40 @@ export function decisionOf(
   }
   if (!outcome.allowed) {
     d.retryAfterMs = Math.max(1, outcome.retryAfterMs);
-    d.reason = l === undefined ? 'requests are waiting ahead' : `limit ${l.name} reached`;
+    d.reason =
+      outcome.code === 'CONCURRENCY_LIMITED'
+        ? `concurrency: ${outcome.inFlight} of ${q.concurrency?.max ?? 0} in flight`
+        : `limit ${l?.name ?? ''} reached`;
   }
   return shadowed(q, d);
+}
+
+/** KeyStats of a cluster key as Redis holds it; `queued` is this replica's waiters. */
+export function statsOf(
+  q: ClusterQuota,
+  key: string,
+  outcome: ClusterOutcome,
+  queued: number,
+): KeyStats {
+  return {
+    key,
+    quota: q.name,
+    limits: q.limits.map((l, i) => {
+      const use = outcome.limits[i] ?? { used: 0, resetMs: 0 };
+      return {
+        name: l.name,
+        unit: l.unit,
+        limit: l.capacity,
+        used: use.used,
+        remaining: Math.max(0, l.capacity - use.used),
+        resetMs: use.resetMs,
+      };
+    }),
+    queued,
+    inFlight: outcome.inFlight,
+    approved: outcome.approved,
+    denied: outcome.denied,
+  };
 }
 
 /** Shadow quotas decide and count as usual, but always admit; the reply says what would have been. */

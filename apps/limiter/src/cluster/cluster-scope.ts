@@ -1,7 +1,15 @@
 import type { NormalisedAcquire } from '@app/contracts';
-import { compileQuota, refusal, type Decision, type QuotaSpec } from '@app/engine';
-import { costTooBig, decisionOf, type ClusterQuotaEntry } from './cluster-decision';
+import {
+  compileQuota,
+  refusal,
+  type Cost,
+  type Decision,
+  type KeyStats,
+  type QuotaSpec,
+} from '@app/engine';
+import { costTooBig, decisionOf, statsOf, type ClusterQuotaEntry } from './cluster-decision';
 import type { RedisPool } from './redis-pool';
+import type { DecisionOp } from './redis-quota-store';
 
 /** Answers a request by the quota's onStoreFailure policy when Redis could not decide it. */
 export type StoreFailureAnswer = (
@@ -12,7 +20,6 @@ export type StoreFailureAnswer = (
 
 export interface ClusterPlan {
   readonly served: ReadonlyMap<string, ClusterQuotaEntry>;
-  readonly unserved: readonly { name: string; reason: string }[];
 }
 
 /** Per (quota, key) on this replica: the waiters, in arrival order. */
@@ -21,11 +28,24 @@ interface Line {
   tail: Promise<unknown>;
 }
 
+/** This replica's decisions per cluster quota, for metrics and the admin's stats. */
+export interface ClusterCounts {
+  approved: number;
+  denied: number;
+}
+
+/** A waiter refused for concurrency asks again this often: a release on any replica frees it. */
+const LEASE_POLL_MS = 25;
+
 function whyGone(caller: AbortSignal | undefined): string {
   return caller?.aborted === true
     ? 'wait: cancelled by the caller'
     : 'wait: maxWaitMs passed before capacity freed';
 }
+
+/** Refusals a waiter sits out: capacity or a lease frees up with time or a release. */
+const mayWaitOn = (d: Decision): boolean =>
+  !d.allowed && (d.code === 'RATE_LIMITED' || d.code === 'CONCURRENCY_LIMITED');
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -49,6 +69,7 @@ export class ClusterScope {
   private quotas: ReadonlyMap<string, ClusterQuotaEntry> = new Map();
   private readonly lines = new Map<string, Line>();
   private counter = 0;
+  private readonly counts = new Map<string, ClusterCounts>();
   /** Decisions Redis could not make (error or timeout) since start: the degraded-mode metric. */
   failures = 0;
   lastFailure: string | undefined;
@@ -63,32 +84,37 @@ export class ClusterScope {
   ) {}
 
   /**
-   * The cluster quotas this scope will decide, and those it cannot yet (decided per replica, with
-   * the reason): concurrency leases and calendar-aligned windows are not in the scripts yet.
-   * Pure: `apply` puts the plan in force once the engine accepted the same quotas.
+   * The cluster quotas this scope will decide. Pure: `apply` puts the plan in force once the
+   * engine accepted the same quotas (their local-fallback copies).
    */
   plan(specs: readonly QuotaSpec[]): ClusterPlan {
     const served = new Map<string, ClusterQuotaEntry>();
-    const unserved: { name: string; reason: string }[] = [];
     for (const spec of specs) {
       if (spec.scope !== 'cluster') continue;
-      const reason =
-        spec.concurrency !== undefined
-          ? 'concurrency leases are not in cluster scope yet'
-          : spec.limits.some((l) => l.align === 'calendar')
-            ? 'calendar-aligned windows are not in cluster scope yet'
-            : undefined;
-      if (reason !== undefined) {
-        unserved.push({ name: spec.name, reason });
-        continue;
-      }
-      served.set(spec.name, { name: spec.name, limits: compileQuota(spec).limits, spec });
+      const { limits } = compileQuota(spec);
+      served.set(spec.name, { name: spec.name, limits, concurrency: spec.concurrency, spec });
     }
-    return { served, unserved };
+    return { served };
   }
 
   apply(plan: ClusterPlan): void {
     this.quotas = plan.served;
+    for (const name of this.counts.keys()) if (!plan.served.has(name)) this.counts.delete(name);
+  }
+
+  /** This replica's approved / denied per cluster quota since start, and its waiters. */
+  counters(): { quota: string; approved: number; denied: number; queued: number }[] {
+    const queued = new Map<string, number>();
+    for (const [lineKey, line] of this.lines) {
+      const quota = lineKey.slice(0, lineKey.indexOf('\u0000'));
+      queued.set(quota, (queued.get(quota) ?? 0) + line.waiting);
+    }
+    return [...this.quotas.keys()].map((quota) => ({
+      quota,
+      approved: this.counts.get(quota)?.approved ?? 0,
+      denied: this.counts.get(quota)?.denied ?? 0,
+      queued: queued.get(quota) ?? 0,
+    }));
   }
 
   get size(): number {
@@ -112,6 +138,17 @@ export class ClusterScope {
   }
 
   acquire(q: ClusterQuotaEntry, input: NormalisedAcquire, signal?: AbortSignal): Promise<Decision> {
+    return this.answer(q, input, signal).then((d) => {
+      this.count(q.name, d.allowed && d.shadow !== true);
+      return d;
+    });
+  }
+
+  private answer(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    signal: AbortSignal | undefined,
+  ): Promise<Decision> {
     const requestId = input.requestId ?? this.nextId();
     // Checked once here, never again per retry: such a request can never be admitted.
     const tooBig = costTooBig(q, input, requestId);
@@ -128,10 +165,8 @@ export class ClusterScope {
     const arrivedAt = Date.now();
     // Nobody waiting here: try at once; only a refusal joins the line.
     return line === undefined
-      ? this.once(q, input, requestId, 'acquire').then((d) =>
-          d.code === 'RATE_LIMITED' && !d.allowed
-            ? this.enqueue(q, input, requestId, arrivedAt, signal)
-            : d,
+      ? this.once(q, input, requestId, 'wait').then((d) =>
+          mayWaitOn(d) ? this.enqueue(q, input, requestId, arrivedAt, signal) : d,
         )
       : this.enqueue(q, input, requestId, arrivedAt, signal);
   }
@@ -206,34 +241,94 @@ export class ClusterScope {
   ): Promise<Decision> {
     for (;;) {
       if (gone.aborted) return this.gone(q, input, requestId, caller);
-      const d = await this.once(q, input, requestId, 'acquire');
-      if (d.allowed || d.code !== 'RATE_LIMITED') return d;
-      await sleep(d.retryAfterMs, gone);
+      const d = await this.once(q, input, requestId, 'wait');
+      if (!mayWaitOn(d)) return d;
+      const lease = d.code === 'CONCURRENCY_LIMITED';
+      await sleep(lease ? Math.min(d.retryAfterMs, LEASE_POLL_MS) : d.retryAfterMs, gone);
     }
   }
 
-  /** One script call; a failed or late call is answered by the quota's onStoreFailure policy. */
+  /**
+   * One decision in Redis; a failed or late call is answered by the quota's onStoreFailure
+   * policy. Only a client's own requestId goes to Redis (its first answer is remembered there).
+   */
   private async once(
     q: ClusterQuotaEntry,
     input: NormalisedAcquire,
     requestId: string,
-    mode: 'acquire' | 'decide',
+    op: DecisionOp,
   ): Promise<Decision> {
     if (input.deadline !== undefined && input.deadline <= Date.now()) {
       return this.timeout(q, input, requestId, 'deadline: has passed');
     }
     const store = this.pool.storeFor(input.key);
     try {
-      const outcome =
-        mode === 'acquire'
-          ? await store.acquire(q, input.key, input.cost)
-          : await store.decide(q, input.key, input.cost);
+      const outcome = await store.decision(op, q, input.key, input.cost, input.requestId ?? '');
       return decisionOf(q, input, requestId, outcome);
     } catch (error) {
-      this.failures++;
-      this.lastFailure = error instanceof Error ? error.message : String(error);
+      this.failed(error);
       return this.onFailure(q.spec, input, requestId);
     }
+  }
+
+  private count(quota: string, allowed: boolean): void {
+    let c = this.counts.get(quota);
+    if (c === undefined) this.counts.set(quota, (c = { approved: 0, denied: 0 }));
+    if (allowed) c.approved++;
+    else c.denied++;
+  }
+
+  private failed(error: unknown): undefined {
+    this.failures++;
+    this.lastFailure = error instanceof Error ? error.message : String(error);
+    return undefined;
+  }
+
+  // Key operations answer undefined when Redis could not: the caller applies the failure policy.
+
+  /** Frees a lease or gives an admitted request's cost back, on whichever replica admitted it. */
+  release(
+    q: ClusterQuotaEntry,
+    key: string,
+    requestId: string | undefined,
+    leaseId: string | undefined,
+  ): Promise<boolean | undefined> {
+    if (requestId === undefined && leaseId === undefined) return Promise.resolve(false);
+    const store = this.pool.storeFor(key);
+    return store.release(q, key, requestId, leaseId).catch((e: unknown) => this.failed(e));
+  }
+
+  usage(
+    q: ClusterQuotaEntry,
+    key: string,
+    requestId: string | undefined,
+    cost: Cost,
+  ): Promise<KeyStats | undefined> {
+    return this.pool
+      .storeFor(key)
+      .usage(q, key, requestId, cost)
+      .then((o) => statsOf(q, key, o, this.queuedOn(q.name, key)))
+      .catch((e: unknown) => this.failed(e));
+  }
+
+  /** `queued` counts this replica's waiters: each replica keeps its own line. */
+  stats(q: ClusterQuotaEntry, key: string): Promise<KeyStats | undefined> {
+    return this.pool
+      .storeFor(key)
+      .stats(q, key)
+      .then((o) => statsOf(q, key, o, this.queuedOn(q.name, key)))
+      .catch((e: unknown) => this.failed(e));
+  }
+
+  resetKey(q: ClusterQuotaEntry, key: string): Promise<boolean | undefined> {
+    return this.pool
+      .storeFor(key)
+      .reset(q, key)
+      .catch((e: unknown) => this.failed(e));
+  }
+
+  private queuedOn(quota: string, key: string): number {
+    return this.lines.get(`${quota}\u0000${key}`)?.waiting ?? 0;
   }
 
   /** Refused in place: waiters of this replica come first (strict FIFO), or their line is full. */

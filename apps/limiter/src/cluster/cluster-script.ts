@@ -6,14 +6,14 @@ export const ALGORITHM_NAMES = ['fixed_window', 'sliding_window', 'token_bucket'
 /**
  * The Lua scripts live as `.lua` files beside this adapter (`lua/`), copied next to the bundle by
  * the build: one file per algorithm, each adding its entry to ALGORITHMS, and the driver
- * (`acquire.lua`). Redis runs one script text per call and builds every function in it each
+ * (`driver.lua`). Redis runs one script text per call and builds every function in it each
  * time, so a script holds only the algorithms its quota uses (one script per combination).
  */
-export function acquireScript(algorithms: readonly string[], dir = scriptDir()): string {
+export function driverScript(algorithms: readonly string[], dir = scriptDir()): string {
   const parts = ALGORITHM_NAMES.filter((a) => algorithms.includes(a)).map(
     (a) => `do\n${readFileSync(join(dir, `${a}.lua`), 'utf8')}\nend`,
   );
-  return ['local ALGORITHMS = {}', ...parts, readFileSync(join(dir, 'acquire.lua'), 'utf8')].join(
+  return ['local ALGORITHMS = {}', ...parts, readFileSync(join(dir, 'driver.lua'), 'utf8')].join(
     '\n',
   );
 }
@@ -21,5 +21,5 @@ export function acquireScript(algorithms: readonly string[], dir = scriptDir()):
 /** `lua/` beside this file when run from source; `cluster/lua/` beside the bundle when built. */
 function scriptDir(): string {
   const candidates = [join(__dirname, 'lua'), join(__dirname, 'cluster', 'lua')];
-  return candidates.find((d) => existsSync(join(d, 'acquire.lua'))) ?? candidates[0]!;
+  return candidates.find((d) => existsSync(join(d, 'driver.lua'))) ?? candidates[0]!;
 }

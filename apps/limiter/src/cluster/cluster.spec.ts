@@ -1,9 +1,10 @@
 import type { NormalisedAcquire } from '@app/contracts';
-import { compileQuota, type QuotaSpec } from '@app/engine';
+import { compileQuota, type LimitSpec, type QuotaSpec } from '@app/engine';
 import { readLimiterSettings } from '../settings/limiter-settings';
 import { costTooBig, decisionOf, type ClusterQuotaEntry } from './cluster-decision';
 import { ClusterScope } from './cluster-scope';
 import type { RedisPool } from './redis-pool';
+import { calendarBounds, type ClusterOutcome } from './redis-quota-store';
 import { localFallback } from './store-failure';
 
 const spec = (over: Partial<QuotaSpec> = {}): QuotaSpec => ({
@@ -18,16 +19,38 @@ const spec = (over: Partial<QuotaSpec> = {}): QuotaSpec => ({
 const entry = (s: QuotaSpec): ClusterQuotaEntry => ({
   name: s.name,
   limits: compileQuota(s).limits,
+  concurrency: s.concurrency,
   spec: s,
 });
 /** What the script answers: refusing is the 0-based limit index (-1: admitted); uses [used, resetMs]. */
-const outcome = (refusing: number, retryAfterMs: number, uses: [number, number][]) => ({
+const outcome = (
+  refusing: number,
+  retryAfterMs: number,
+  uses: [number, number][],
+  over: Partial<ClusterOutcome> = {},
+): ClusterOutcome => ({
   allowed: refusing < 0,
+  code: refusing < 0 ? 'OK' : 'RATE_LIMITED',
   now: 0,
   retryAfterMs,
   refusing,
+  seq: refusing < 0 ? 7 : 0,
+  replayed: false,
+  inFlight: 0,
+  approved: 0,
+  denied: 0,
   limits: uses.map(([used, resetMs]) => ({ used, resetMs })),
+  ...over,
 });
+const PACIFIC_DAY: LimitSpec = {
+  name: 'rpd',
+  unit: 'requests',
+  limit: 5,
+  windowMs: 86_400_000,
+  algorithm: 'fixed_window',
+  align: 'calendar',
+  timezone: 'America/Los_Angeles',
+};
 const input: NormalisedAcquire = { key: 'k', quota: 'q', cost: { requests: 1, tokens: 100 } };
 
 describe('REDIS_URL / REDIS_URLS', () => {
@@ -148,7 +171,27 @@ describe('cluster decisions', () => {
     expect(d.reason).toContain('would be RATE_LIMITED');
   });
 
-  it('plans which cluster quotas Redis decides and which stay per replica, with the reason', () => {
+  it('names an admission by its receipt unless the caller named it, and gives leases', () => {
+    const uses: [number, number][] = [
+      [1, 100],
+      [100, 100],
+    ];
+    expect(decisionOf(entry(spec()), input, 'id', outcome(-1, 0, uses)).requestId).toBe('cs-7');
+    const named = { ...input, requestId: 'mine' };
+    expect(decisionOf(entry(spec()), named, 'mine', outcome(-1, 0, uses)).requestId).toBe('mine');
+    const leased = entry(spec({ concurrency: { max: 2, leaseTtlMs: 1000 } }));
+    expect(decisionOf(leased, input, 'id', outcome(-1, 0, uses)).leaseId).toBe('cl-7');
+    const busy = decisionOf(
+      leased,
+      input,
+      'id',
+      outcome(-1, 40, uses, { allowed: false, code: 'CONCURRENCY_LIMITED', inFlight: 2 }),
+    );
+    expect(busy).toMatchObject({ allowed: false, code: 'CONCURRENCY_LIMITED', retryAfterMs: 40 });
+    expect(busy.reason).toBe('concurrency: 2 of 2 in flight');
+  });
+
+  it('plans every cluster quota for Redis, leases and calendar windows included', () => {
     const scope = new ClusterScope(
       {} as RedisPool,
       () => {
@@ -161,22 +204,29 @@ describe('cluster decisions', () => {
       spec({ name: 'leases', concurrency: { max: 1, leaseTtlMs: 1000 } }),
       spec({
         name: 'daily',
-        limits: [
-          {
-            name: 'rpd',
-            unit: 'requests',
-            limit: 5,
-            windowMs: 86_400_000,
-            algorithm: 'fixed_window',
-            align: 'calendar',
-          },
-        ],
+        limits: [PACIFIC_DAY],
       }),
       { ...spec(), name: 'local-one', scope: 'local' },
     ]);
-    expect([...plan.served.keys()]).toEqual(['q']);
-    expect(plan.unserved.map((u) => u.name)).toEqual(['leases', 'daily']);
-    expect(plan.unserved[0]!.reason).toContain('concurrency');
-    expect(plan.unserved[1]!.reason).toContain('calendar');
+    expect([...plan.served.keys()]).toEqual(['q', 'leases', 'daily']);
+    expect(plan.served.get('leases')!.concurrency).toEqual({ max: 1, leaseTtlMs: 1000 });
+  });
+
+  it('gives Redis calendar boundaries around now, a 23-hour day included', () => {
+    const daily = compileQuota(
+      spec({
+        limits: [PACIFIC_DAY],
+      }),
+    ).limits[0]!;
+    // 2026-03-08 is the spring-forward day in Los Angeles: 23 hours.
+    const now = Date.UTC(2026, 2, 8, 20);
+    const bounds = calendarBounds(daily.calendar!, now);
+    expect(bounds[0]).toBeLessThanOrEqual(now - 2 * 86_400_000);
+    expect(bounds[bounds.length - 1]).toBeGreaterThan(now + 3 * 86_400_000);
+    const lengths = bounds.slice(1).map((b, i) => (b - bounds[i]!) / 3_600_000);
+    expect(lengths).toContain(23);
+    expect(lengths.every((h) => h === 23 || h === 24)).toBe(true);
+    expect(new Date(bounds[1]!).toISOString()).toBe('2026-03-07T08:00:00.000Z');
+    expect(new Date(bounds[3]!).toISOString()).toBe('2026-03-09T07:00:00.000Z');
   });
 });

@@ -1,37 +1,57 @@
 import { fnv1a } from '@app/engine';
-import { Redis } from 'ioredis';
-import { RedisQuotaStore } from './redis-quota-store';
+import { Logger } from '@nestjs/common';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { RedisQuotaStore, type ScriptClient } from './redis-quota-store';
 
 /** How long a script call may take before the request is answered by the failure policy. */
 export const STORE_TIMEOUT_MS = 500;
 
+/** Reconnect every <= 1 s, so exact decisions are back within about a second of Redis returning. */
+const reconnectDelay = (attempt: number): number => Math.min(100 * attempt, 1_000);
+
 /**
- * The Redis servers of cluster scope (REDIS_URLS, else REDIS_URL), one store per server; a
- * (quota, key) always goes to the server FNV-1a(key) picks, so its state has one home. Commands
- * fail at once while a server is down (no offline queue): the failure policy answers instead of
- * a request waiting on a reconnect. ioredis reconnects every <= 1 s, so exact decisions are back
- * within about a second of Redis returning. A Redis Cluster URL works too: every key of one
- * (quota, key) shares a hash tag.
+ * The Redis of cluster scope. Standalone (default): one client per URL of REDIS_URLS (else
+ * REDIS_URL), one store each; a (quota, key) always goes to the server FNV-1a(key) picks, so its
+ * state has one home. REDIS_CLUSTER=true: the URLs are seeds of one Redis Cluster, served by one
+ * ioredis Cluster client and one store; the cluster routes each call by the slot of its key, so
+ * the store makes one call per (quota, key) (no coalescing of keys of different slots). Commands
+ * fail at once while Redis is unreachable (no offline queue, no retries within a request): the
+ * failure policy answers instead of a request waiting on a reconnect.
  */
 export class RedisPool {
-  private readonly clients: Redis[];
+  /** True when the URLs are seeds of one Redis Cluster: one call must not span hash tags. */
+  readonly clustered: boolean;
+  /**
+   * Set when REDIS_CLUSTER does not match the servers: a standalone URL answered as a Redis Cluster
+   * node (MOVED, CROSSSLOT, ...), or a cluster seed is not a cluster node. Logged once; with a
+   * standalone URL the failed calls' errors carry the same text.
+   */
+  misconfiguration: string | undefined;
+  private readonly clients: ScriptClient[];
   private readonly stores: RedisQuotaStore[];
+  private readonly log = new Logger('Redis');
 
-  constructor(urls: readonly string[]) {
-    this.clients = urls.map(
-      (url) =>
-        new Redis(url, {
-          enableAutoPipelining: true,
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 0,
-          commandTimeout: STORE_TIMEOUT_MS,
-          retryStrategy: (attempt) => Math.min(100 * attempt, 1_000),
-          // Errors are seen by the calls that fail; connection noise must not crash the process.
-          lazyConnect: false,
-        }),
-    );
+  constructor(urls: readonly string[], clustered = false) {
+    this.clustered = clustered;
+    if (clustered) {
+      const cluster = clusterClient(urls);
+      // A standalone server refuses CLUSTER SLOTS: the client never gets ready, so say why.
+      cluster.on('node error', (error: Error, node: string) => {
+        if (!error.message.includes('cluster support disabled')) return;
+        this.misconfigured(
+          `REDIS_CLUSTER=true but ${node} is not a Redis Cluster node ("${error.message}"); ` +
+            'unset REDIS_CLUSTER to use REDIS_URL/REDIS_URLS as standalone servers',
+        );
+      });
+      this.clients = [cluster];
+      this.stores = [new RedisQuotaStore(cluster, { coalesce: false })];
+    } else {
+      const explain = (client: Redis, error: Error): Error => this.explain(client, error);
+      this.clients = urls.map((url) => new StandaloneRedis(url, explain));
+      this.stores = this.clients.map((c) => new RedisQuotaStore(c));
+    }
+    // Errors are seen by the calls that fail; connection noise must not crash the process.
     for (const client of this.clients) client.on('error', () => undefined);
-    this.stores = this.clients.map((c) => new RedisQuotaStore(c));
   }
 
   storeFor(key: string): RedisQuotaStore {
@@ -39,12 +59,12 @@ export class RedisPool {
     return stores.length === 1 ? stores[0]! : stores[fnv1a(key) % stores.length]!;
   }
 
-  /** Servers that are connected and ready right now. */
+  /** Clients that are connected and ready right now (a cluster: slots known, state ok). */
   get readyCount(): number {
     return this.clients.filter((c) => c.status === 'ready').length;
   }
 
-  /** Resolves once every server is connected, or after `timeoutMs` (false). */
+  /** Resolves once every client is ready, or after `timeoutMs` (false). */
   async whenReady(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (this.readyCount < this.size) {
@@ -54,6 +74,7 @@ export class RedisPool {
     return true;
   }
 
+  /** Clients: one per standalone URL, or one for the whole cluster. */
   get size(): number {
     return this.clients.length;
   }
@@ -61,4 +82,82 @@ export class RedisPool {
   async close(): Promise<void> {
     await Promise.all(this.clients.map((c) => c.quit().catch(() => c.disconnect())));
   }
+
+  /**
+   * A standalone client's error. Only a cluster-enabled server answers MOVED, ASK, CROSSSLOT or
+   * CLUSTERDOWN: keys of other slots can never be served there, which only configuration fixes.
+   */
+  private explain(client: Redis, error: Error): Error {
+    if (!CLUSTER_REPLY.test(error.message)) return error;
+    const node = `${client.options.host ?? '?'}:${client.options.port ?? '?'}`;
+    const message =
+      `REDIS_URL/REDIS_URLS points at a Redis Cluster node (${node} answered ` +
+      `"${error.message}"); set REDIS_CLUSTER=true to use it as a cluster`;
+    this.misconfigured(message);
+    return new Error(message, { cause: error });
+  }
+
+  private misconfigured(message: string): void {
+    if (this.misconfiguration !== undefined) return;
+    this.misconfiguration = message;
+    this.log.error(message);
+  }
+}
+
+const CLUSTER_REPLY = /^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN) /;
+
+/** A standalone server's client; every failed command's error passes through `explain`. */
+class StandaloneRedis extends Redis {
+  constructor(
+    url: string,
+    private readonly explain: (client: Redis, error: Error) => Error,
+  ) {
+    super(url, {
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: STORE_TIMEOUT_MS,
+      retryStrategy: reconnectDelay,
+      lazyConnect: false,
+    });
+  }
+
+  override sendCommand(...[command, stream]: Parameters<Redis['sendCommand']>): unknown {
+    const reject = command.reject;
+    command.reject = (error: Error) => reject.call(command, this.explain(this, error));
+    return super.sendCommand(command, stream);
+  }
+}
+
+/**
+ * One client for a Redis Cluster. Nodes found through CLUSTER SLOTS get only `redisOptions`, so
+ * credentials and TLS of the seeds (one cluster: the same for all) are carried there.
+ */
+function clusterClient(urls: readonly string[]): Cluster {
+  const first = new URL(urls[0]!);
+  const auth: Pick<RedisOptions, 'username' | 'password' | 'tls'> = {
+    ...(first.username !== '' && { username: decodeURIComponent(first.username) }),
+    ...(first.password !== '' && { password: decodeURIComponent(first.password) }),
+    ...(first.protocol === 'rediss:' && { tls: {} }),
+  };
+  return new Cluster(
+    urls.map((u) => {
+      const seed = new URL(u);
+      // Bracketed IPv6 hosts are unbracketed for the socket.
+      return { host: seed.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(seed.port || 6379) };
+    }),
+    {
+      // Auto-pipelining groups a call by its first argument, which for a script call is the key
+      // count, not the key: calls would be sent to the wrong node. Without it each call is routed
+      // by its key's slot (and still written without waiting for earlier replies).
+      enableAutoPipelining: false,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: reconnectDelay,
+      // Retrying a closed connection or CLUSTERDOWN inside a request (100 ms each, up to 16 times)
+      // would outlast STORE_TIMEOUT_MS; the failure policy answers and the next request retries.
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 0,
+      redisOptions: { ...auth, commandTimeout: STORE_TIMEOUT_MS, maxRetriesPerRequest: 0 },
+    },
+  );
 }

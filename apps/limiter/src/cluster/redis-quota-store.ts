@@ -1,11 +1,15 @@
 import { costFor, fnv1a, type Cost } from '@app/engine';
-import type { Redis } from 'ioredis';
-import { ALGORITHM_NAMES, acquireScript } from './cluster-script';
+import type { Cluster, Redis } from 'ioredis';
+import { ALGORITHM_NAMES, driverScript } from './cluster-script';
+
+/** A standalone Redis or a Redis Cluster client: both define and run scripts the same way. */
+export type ScriptClient = Redis | Cluster;
 
 /** A quota as cluster scope needs it: the engine's compiled limits (enforced ones only). */
 export interface ClusterQuota {
   readonly name: string;
   readonly limits: readonly ClusterLimit[];
+  readonly concurrency?: { readonly max: number; readonly leaseTtlMs: number } | undefined;
 }
 
 export interface ClusterLimit {
@@ -19,6 +23,8 @@ export interface ClusterLimit {
   readonly ringSize: number;
   /** Same layout, same state meaning: the hash field the limit's state lives under. */
   readonly layoutKey: string;
+  /** Calendar-aligned windows: where the window around an instant starts and ends. */
+  readonly calendar?: { at(ms: number): { readonly start: number; readonly end: number } };
 }
 
 export interface LimitUse {
@@ -26,97 +32,316 @@ export interface LimitUse {
   readonly resetMs: number;
 }
 
-/** What one script call decided, on Redis's clock. */
+export type OutcomeCode = 'OK' | 'RATE_LIMITED' | 'CONCURRENCY_LIMITED';
+
+/** What one request decided in Redis, on Redis's clock. */
 export interface ClusterOutcome {
   readonly allowed: boolean;
+  readonly code: OutcomeCode;
   /** Redis's TIME, epoch ms. */
   readonly now: number;
   readonly retryAfterMs: number;
   /** Index of the limit that refused, or -1. */
   readonly refusing: number;
+  /** The admission's sequence number on its (quota, key): names its receipt and lease; 0 if none. */
+  readonly seq: number;
+  /** The first answer to the same client requestId, given again and charged once. */
+  readonly replayed: boolean;
+  readonly inFlight: number;
+  readonly approved: number;
+  readonly denied: number;
   readonly limits: readonly LimitUse[];
 }
 
-type Mode = 'acquire' | 'decide';
+/** acquire: charge when admitted; wait: an acquire whose refusal is not final; decide: dry run. */
+export type DecisionOp = 'acquire' | 'wait' | 'decide';
+type Op = DecisionOp | 'release' | 'usage' | 'stats' | 'reset';
 
-type ScriptCall = (key: string, ...args: string[]) => Promise<number[]>;
+const CODES: readonly OutcomeCode[] = ['OK', 'RATE_LIMITED', 'CONCURRENCY_LIMITED'];
+const DAY_MS = 86_400_000;
+
+/** Requests one script call may carry: bounds how long Redis is busy with one call. */
+export const MAX_BATCH = 64;
+
+/** Receipts kept per (quota, key) for release and usage settle: a ring, oldest overwritten. */
+export const RECEIPTS_PER_KEY = 4096;
+
+export interface StoreOptions {
+  /**
+   * Coalesce the requests of one quota made in the same turn of the event loop into one script
+   * call. Off for Redis Cluster, where one call may only touch keys of one slot.
+   */
+  readonly coalesce?: boolean;
+  /** How long the first answer to a client requestId is given again (the contract's 60 s). */
+  readonly memoTtlMs?: number;
+}
+
+type ScriptCall = (...args: (string | number)[]) => Promise<number[][]>;
 
 /** Per quota, computed once: its script's command and the arguments that never change. */
 interface Prepared {
   readonly call: ScriptCall;
-  /** [mode placeholder, n, 7 values per limit]; costs are appended per request. */
-  readonly args: readonly string[];
+  readonly header: readonly (string | number)[];
   /** FNV-1a of the quota name, continued with the key for the hash tag. */
   readonly seed: number;
+  /** The calendar boundaries in the header cover Date.now() until then. */
+  readonly validUntil: number;
+}
+
+interface Batch {
+  readonly prepared: Prepared;
+  readonly keys: string[];
+  readonly args: (string | number)[];
+  readonly settle: { resolve(reply: number[]): void; reject(error: unknown): void }[];
 }
 
 /**
  * The store of cluster-scope quotas: Redis is the single source of truth and one script call
- * decides one request for every limit of its quota, all or nothing. The script goes out by
- * EVALSHA; ioredis falls back to EVAL (which loads it again) when Redis answers NOSCRIPT, e.g.
- * after SCRIPT FLUSH or a failover. Contract: never reads the caller's clock; every key of one
- * (quota, key) shares one hash tag, so Redis Cluster never sees CROSSSLOT.
+ * decides each request for every limit of its quota, all or nothing. Requests of one quota made in
+ * the same turn of the event loop share one call (decided in arrival order): that turns the
+ * script's fixed cost per call into a cost per batch. The script goes out by EVALSHA; ioredis
+ * falls back to EVAL (which loads it again) when Redis answers NOSCRIPT, e.g. after SCRIPT FLUSH
+ * or a failover. Contract: never reads the caller's clock for a decision (calendar boundaries
+ * around it are given, Redis's TIME picks among them); every field of one (quota, key) lives in
+ * one hash, so Redis Cluster never sees CROSSSLOT.
  */
 export class RedisQuotaStore {
   private readonly prepared = new WeakMap<ClusterQuota, Prepared>();
   private readonly defined = new Set<string>();
+  private readonly open = new Map<Prepared, Batch>();
+  private readonly full: Batch[] = [];
+  private scheduled = false;
+  private readonly coalesce: boolean;
+  private readonly memoTtlMs: number;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: ScriptClient,
+    options: StoreOptions = {},
+  ) {
+    this.coalesce = options.coalesce ?? true;
+    this.memoTtlMs = options.memoTtlMs ?? 60_000;
+  }
 
   /** The Redis key of one (quota, key); the tag is a hash, so any key text is safe in it. */
   static stateKey(quota: string, key: string, seed = fnv1a(quota)): string {
     return `rl:{${fnv1a(key, seed).toString(36)}}:${quota}:${key}`;
   }
 
-  acquire(quota: ClusterQuota, key: string, cost: Cost | undefined): Promise<ClusterOutcome> {
-    return this.run('acquire', quota, key, cost);
+  /** The requestId of an admission the caller did not name: releasable on any replica. */
+  static admittedId(seq: number): string {
+    return `cs-${seq}`;
   }
 
-  decide(quota: ClusterQuota, key: string, cost: Cost | undefined): Promise<ClusterOutcome> {
-    return this.run('decide', quota, key, cost);
+  static leaseId(seq: number): string {
+    return `cl-${seq}`;
   }
 
-  private async run(
-    mode: Mode,
+  acquire(
     quota: ClusterQuota,
     key: string,
     cost: Cost | undefined,
+    requestId = '',
   ): Promise<ClusterOutcome> {
+    return this.decision('acquire', quota, key, cost, requestId);
+  }
+
+  decide(quota: ClusterQuota, key: string, cost: Cost | undefined): Promise<ClusterOutcome> {
+    return this.decision('decide', quota, key, cost, '');
+  }
+
+  async decision(
+    op: DecisionOp,
+    quota: ClusterQuota,
+    key: string,
+    cost: Cost | undefined,
+    requestId: string,
+  ): Promise<ClusterOutcome> {
+    return outcomeOf(await this.run(op, quota, key, requestId, '', costsOf(quota, cost)));
+  }
+
+  /** Frees a lease, or gives an admitted request's cost back (GoCC); false when not found. */
+  async release(
+    quota: ClusterQuota,
+    key: string,
+    requestId: string | undefined,
+    leaseId: string | undefined,
+  ): Promise<boolean> {
+    const none = quota.limits.map(() => 0);
+    const reply = await this.run('release', quota, key, requestId ?? '', leaseId ?? '', none);
+    return reply[0] === 1;
+  }
+
+  /** Settles an admitted request to its actual cost, or records usage nobody acquired. */
+  async usage(
+    quota: ClusterQuota,
+    key: string,
+    requestId: string | undefined,
+    cost: Cost,
+  ): Promise<ClusterOutcome> {
+    const costs = quota.limits.map((l) => costFor(cost, l.unit));
+    return outcomeOf(await this.run('usage', quota, key, requestId ?? '', '', costs));
+  }
+
+  async stats(quota: ClusterQuota, key: string): Promise<ClusterOutcome> {
+    return outcomeOf(
+      await this.run(
+        'stats',
+        quota,
+        key,
+        '',
+        '',
+        quota.limits.map(() => 0),
+      ),
+    );
+  }
+
+  /** Forgets the key's counts (admin resetKey); leases stay. False when nothing was kept. */
+  async reset(quota: ClusterQuota, key: string): Promise<boolean> {
+    const reply = await this.run(
+      'reset',
+      quota,
+      key,
+      '',
+      '',
+      quota.limits.map(() => 0),
+    );
+    return reply[0] === 1;
+  }
+
+  private run(
+    op: Op,
+    quota: ClusterQuota,
+    key: string,
+    requestId: string,
+    leaseId: string,
+    costs: readonly number[],
+  ): Promise<number[]> {
     const p = this.prepare(quota);
-    const args = p.args.slice();
-    args[0] = mode;
-    for (const l of quota.limits) args.push(String(costFor(cost, l.unit)));
-    const reply = await p.call(RedisQuotaStore.stateKey(quota.name, key, p.seed), ...args);
-    const limits: LimitUse[] = [];
-    for (let i = 4; i + 1 < reply.length; i += 2) {
-      limits.push({ used: reply[i]!, resetMs: reply[i + 1]! });
+    const redisKey = RedisQuotaStore.stateKey(quota.name, key, p.seed);
+    if (!this.coalesce) {
+      return p.call(1, redisKey, ...p.header, op, requestId, leaseId, ...costs).then((r) => r[0]!);
     }
-    return {
-      allowed: reply[0] === 1,
-      now: reply[1]!,
-      retryAfterMs: reply[2]!,
-      refusing: reply[3]! - 1,
-      limits,
-    };
+    const batch = this.open.get(p) ?? { prepared: p, keys: [], args: [], settle: [] };
+    if (batch.keys.length === 0) this.open.set(p, batch);
+    batch.keys.push(redisKey);
+    batch.args.push(op, requestId, leaseId, ...costs);
+    const reply = new Promise<number[]>((resolve, reject) => {
+      batch.settle.push({ resolve, reject });
+    });
+    if (batch.keys.length >= MAX_BATCH) {
+      this.open.delete(p);
+      this.full.push(batch);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return reply;
+  }
+
+  /**
+   * Sends one full batch per turn of the event loop, then what is left: batches that reach Redis
+   * at different moments are answered at different moments, so Redis decides one batch while
+   * this process handles the replies of the previous one, instead of both waiting in turn.
+   */
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const next = this.full.shift();
+    if (next !== undefined) {
+      this.send(next);
+    } else {
+      for (const batch of this.open.values()) this.send(batch);
+      this.open.clear();
+    }
+    if (this.full.length > 0 || this.open.size > 0) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  };
+
+  private send(batch: Batch): void {
+    const { prepared: p, keys, args, settle } = batch;
+    p.call(keys.length, ...keys, ...p.header, ...args).then(
+      (replies) => {
+        for (let i = 0; i < settle.length; i++) settle[i]!.resolve(replies[i]!);
+      },
+      (error: unknown) => {
+        for (const s of settle) s.reject(error);
+      },
+    );
   }
 
   private prepare(quota: ClusterQuota): Prepared {
-    let p = this.prepared.get(quota);
-    if (p !== undefined) return p;
+    const known = this.prepared.get(quota);
+    if (known !== undefined && Date.now() < known.validUntil) return known;
     const used = ALGORITHM_NAMES.filter((a) => quota.limits.some((l) => l.algorithm === a));
     const command = `rateLimit_${used.join('_')}`;
     if (!this.defined.has(command)) {
-      this.redis.defineCommand(command, { numberOfKeys: 1, lua: acquireScript(used) });
+      // No numberOfKeys: every call says how many requests (keys) it carries.
+      this.redis.defineCommand(command, { lua: driverScript(used) });
       this.defined.add(command);
     }
     const commands = this.redis as unknown as Record<string, ScriptCall>;
-    const args = ['', String(quota.limits.length)];
+    const now = Date.now();
+    let validUntil = Infinity;
+    const header: (string | number)[] = [quota.limits.length];
     for (const l of quota.limits) {
-      args.push(`${l.name}|${l.layoutKey}`, l.algorithm, String(l.limit), String(l.windowMs));
-      args.push(String(l.bucketMs), String(l.ringSize), String(l.capacity));
+      header.push(`${l.name}|${l.layoutKey}`, l.algorithm, l.limit, l.windowMs);
+      header.push(l.bucketMs, l.ringSize, l.capacity);
+      if (l.calendar === undefined) {
+        header.push('');
+      } else {
+        header.push(calendarBounds(l.calendar, now).join(','));
+        validUntil = now + DAY_MS;
+      }
     }
-    p = { call: commands[command]!.bind(this.redis), args, seed: fnv1a(quota.name) };
+    header.push(quota.concurrency?.max ?? 0, quota.concurrency?.leaseTtlMs ?? 0);
+    header.push(RECEIPTS_PER_KEY, this.memoTtlMs);
+    const p: Prepared = {
+      call: commands[command]!.bind(this.redis),
+      header,
+      seed: known?.seed ?? fnv1a(quota.name),
+      validUntil,
+    };
     this.prepared.set(quota, p);
     return p;
   }
+}
+
+/**
+ * Window boundaries from two days before `now` to three days after it: Redis's clock picks the
+ * window among them, so replicas whose clocks differ by up to a day still agree.
+ */
+export function calendarBounds(calendar: NonNullable<ClusterLimit['calendar']>, now: number) {
+  const first = calendar.at(now - 2 * DAY_MS);
+  const bounds = [first.start, first.end];
+  while (bounds[bounds.length - 1]! <= now + 3 * DAY_MS) {
+    bounds.push(calendar.at(bounds[bounds.length - 1]!).end);
+  }
+  return bounds;
+}
+
+function costsOf(quota: ClusterQuota, cost: Cost | undefined): number[] {
+  return quota.limits.map((l) => costFor(cost, l.unit));
+}
+
+function outcomeOf(reply: number[]): ClusterOutcome {
+  const limits: LimitUse[] = [];
+  for (let i = 9; i + 1 < reply.length; i += 2) {
+    limits.push({ used: reply[i]!, resetMs: reply[i + 1]! });
+  }
+  const code = CODES[reply[0]!] ?? 'RATE_LIMITED';
+  return {
+    allowed: code === 'OK',
+    code,
+    now: reply[1]!,
+    retryAfterMs: reply[2]!,
+    refusing: reply[3]! - 1,
+    seq: reply[4]!,
+    replayed: reply[5] === 1,
+    inFlight: reply[6]!,
+    approved: reply[7]!,
+    denied: reply[8]!,
+    limits,
+  };
 }

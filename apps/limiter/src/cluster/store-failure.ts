@@ -1,5 +1,11 @@
 import type { NormalisedAcquire } from '@app/contracts';
-import { refusal, type Decision, type QuotaSpec, type StoreFailurePolicy } from '@app/engine';
+import {
+  refusal,
+  type Decision,
+  type Outcome,
+  type QuotaSpec,
+  type StoreFailurePolicy,
+} from '@app/engine';
 import type { StoreFailureAnswer } from './cluster-scope';
 
 /**
@@ -57,5 +63,21 @@ export function storeFailureAnswer(
         return d;
       }
     }
+  };
+}
+
+/**
+ * A release, usage, stats or reset of a cluster key: Redis's answer, or when Redis could not
+ * answer (undefined), the replica's own share under `local`, else UNAVAILABLE so that the caller
+ * knows nothing was recorded.
+ */
+export function keyOp<T>(q: QuotaSpec, value: T | undefined, local: () => Outcome<T>): Outcome<T> {
+  if (value !== undefined) return { ok: true, value };
+  const policy = q.onStoreFailure ?? DEFAULT_STORE_FAILURE;
+  if (policy === 'local') return local();
+  return {
+    ok: false,
+    code: 'UNAVAILABLE',
+    reason: `store unavailable (onStoreFailure: ${policy})`,
   };
 }

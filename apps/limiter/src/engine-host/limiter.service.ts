@@ -22,7 +22,8 @@ import {
 } from '@app/engine';
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { ClusterScope } from '../cluster/cluster-scope';
-import { localFallback, storeFailureAnswer } from '../cluster/store-failure';
+import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
+import type { MaybeAsync } from './maybe-async';
 import { RedisPool } from '../cluster/redis-pool';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 
@@ -66,7 +67,7 @@ export class LimiterService implements OnModuleDestroy {
     this.engine = new Engine(this.base, { shards: settings.shards });
     if (settings.redisUrls.length > 0) {
       this.cluster = new ClusterScope(
-        new RedisPool(settings.redisUrls),
+        new RedisPool(settings.redisUrls, settings.redisCluster),
         storeFailureAnswer((input) => this.acquireLocally(input)),
         `${Math.random().toString(36).slice(2, 8)}.`,
       );
@@ -98,12 +99,7 @@ export class LimiterService implements OnModuleDestroy {
         ? next
         : next.map((q) => (plan.served.has(q.name) ? localFallback(q, this.settings.replicas) : q));
     this.engine.setQuotas([...local, ...this.overrides.values()], this.clock.now());
-    if (plan !== undefined) {
-      this.cluster!.apply(plan);
-      for (const { name, reason } of plan.unserved) {
-        this.log.warn(`quota ${name}: ${reason}; decided by each replica alone`);
-      }
-    }
+    if (plan !== undefined) this.cluster!.apply(plan);
     this.base = next;
     this.changes++;
   }
@@ -146,9 +142,13 @@ export class LimiterService implements OnModuleDestroy {
 
   /** The cluster quota that decides `input`, if any; costs nothing while none is configured. */
   private clusterQuota(input: NormalisedAcquire) {
+    return this.clusterEntry(input.quota, input.key);
+  }
+
+  private clusterEntry(quota: string | undefined, key: string) {
     const cluster = this.cluster;
     if (cluster === undefined || cluster.size === 0) return undefined;
-    const spec = this.engine.resolve(input.quota, input.key);
+    const spec = this.engine.resolve(quota, key);
     return spec === undefined ? undefined : cluster.get(spec.name);
   }
 
@@ -188,27 +188,55 @@ export class LimiterService implements OnModuleDestroy {
     return pending ? Promise.all(replies.map(async (r) => r)) : (replies as Decision[]);
   }
 
-  release(input: NormalisedRelease): Outcome<boolean> {
+  // Cluster quotas live in Redis; when Redis cannot answer, onStoreFailure: local acts on this
+  // replica's share, the other policies answer UNAVAILABLE (nothing is silently dropped).
+
+  release(input: NormalisedRelease): MaybeAsync<Outcome<boolean>> {
     this.changes++;
-    return this.engine.release(input, this.clock.now());
+    const local = (): Outcome<boolean> => this.engine.release(input, this.clock.now());
+    const q = this.clusterEntry(input.quota, input.key);
+    if (q === undefined) return local();
+    const { key, requestId, leaseId } = input;
+    return this.cluster!.release(q, key, requestId, leaseId).then((v) => keyOp(q.spec, v, local));
   }
 
-  usage(input: NormalisedUsage): Outcome<KeyStats> {
+  usage(input: NormalisedUsage): MaybeAsync<Outcome<KeyStats>> {
     this.changes++;
-    return this.engine.usage(input, this.clock.now());
+    const local = (): Outcome<KeyStats> => this.engine.usage(input, this.clock.now());
+    const q = this.clusterEntry(input.quota, input.key);
+    if (q === undefined) return local();
+    const { key, requestId, cost } = input;
+    return this.cluster!.usage(q, key, requestId, cost).then((v) => keyOp(q.spec, v, local));
   }
 
-  stats(input: NormalisedStats): Outcome<KeyStats> {
-    return this.engine.stats(input, this.clock.now());
+  stats(input: NormalisedStats): MaybeAsync<Outcome<KeyStats>> {
+    const local = (): Outcome<KeyStats> => this.engine.stats(input, this.clock.now());
+    const q = this.clusterEntry(input.quota, input.key);
+    if (q === undefined) return local();
+    return this.cluster!.stats(q, input.key).then((v) => keyOp(q.spec, v, local));
   }
 
-  resetKey(input: NormalisedStats): Outcome<boolean> {
+  resetKey(input: NormalisedStats): MaybeAsync<Outcome<boolean>> {
     this.changes++;
-    return this.engine.reset(input, this.clock.now());
+    const local = (): Outcome<boolean> => this.engine.reset(input, this.clock.now());
+    const q = this.clusterEntry(input.quota, input.key);
+    if (q === undefined) return local();
+    return this.cluster!.resetKey(q, input.key).then((v) => keyOp(q.spec, v, local));
   }
 
+  /** Per quota, this replica's counts: cluster quotas add what Redis decided here. */
   counters(): QuotaCounters[] {
-    return this.engine.counters();
+    const all = this.engine.counters();
+    if (this.cluster === undefined) return all;
+    const byName = new Map(all.map((c) => [c.quota, c]));
+    for (const c of this.cluster.counters()) {
+      const mine = byName.get(c.quota);
+      if (mine === undefined) continue;
+      mine.approved += c.approved;
+      mine.denied += c.denied;
+      mine.queued += c.queued;
+    }
+    return all;
   }
 
   /**

@@ -17,6 +17,7 @@ import type { KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
+import { whenDone, type MaybeAsync } from '../engine-host/maybe-async';
 import { abortWhenClientLeaves } from './client-gone';
 import { failureReply } from '../engine-host/failure-reply';
 import { sendDecision, sendFailure, writeDecisionRaw } from './replies';
@@ -73,36 +74,39 @@ export class ApiHttpService {
   }
 
   /** `POST /v1/release` → `{ released }`; unknown ids answer `released: false`. */
-  release(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+  release(request: FastifyRequest<JsonRoute>, reply: FastifyReply): MaybeAsync<void> {
     const input = parseReleaseJson(request.body ?? NO_BODY);
     if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
-    const outcome = this.limiter.release(input.value);
-    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
-    const body: ReleaseReply = { released: outcome.value };
-    reply.code(200).send(body);
+    return whenDone(this.limiter.release(input.value), (outcome) => {
+      if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+      const body: ReleaseReply = { released: outcome.value };
+      reply.code(200).send(body);
+    });
   }
 
   /** `POST /v1/usage` → `{ ok: true, usage }`. */
-  usage(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void {
+  usage(request: FastifyRequest<JsonRoute>, reply: FastifyReply): MaybeAsync<void> {
     const input = parseUsageJson(request.body ?? NO_BODY);
     if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
-    const outcome = this.limiter.usage(input.value);
-    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
-    const body: UsageReply = { ok: true, usage: outcome.value };
-    reply.code(200).send(body);
+    return whenDone(this.limiter.usage(input.value), (outcome) => {
+      if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+      const body: UsageReply = { ok: true, usage: outcome.value };
+      reply.code(200).send(body);
+    });
   }
 
   /** `GET /v1/stats/:key?quota=` → KeyStats. */
-  stats(request: FastifyRequest<StatsRoute>, reply: FastifyReply): void {
+  stats(request: FastifyRequest<StatsRoute>, reply: FastifyReply): MaybeAsync<void> {
     const { quota } = request.query;
     const input = parseStats(
       quota === undefined ? { key: request.params.key } : { key: request.params.key, quota },
     );
     if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
-    const outcome = this.limiter.stats(input.value);
-    if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
-    const body: KeyStats = outcome.value;
-    reply.code(200).send(body);
+    return whenDone(this.limiter.stats(input.value), (outcome) => {
+      if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
+      const body: KeyStats = outcome.value;
+      reply.code(200).send(body);
+    });
   }
 }
 

@@ -61,13 +61,13 @@ export class GoccHttpService {
    * `DELETE /rate/:key/:requestId`: gives the request's cost back to its window. Always 200 for a
    * well-formed request, with `{ "released": true|false }` saying whether the id was found.
    */
-  release(request: FastifyRequest<GoccReleaseRoute>, reply: FastifyReply): void {
+  async release(request: FastifyRequest<GoccReleaseRoute>, reply: FastifyReply): Promise<void> {
     const input = parseRelease({ key: request.params.key, requestId: request.params.requestId });
     if (!input.ok) return sendText(reply, 400, input.reason);
     const body: ReleaseReply = { released: false };
     // A request admitted under a client override was charged to that override's quota.
     for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
-      const outcome = this.limiter.release({
+      const outcome = await this.limiter.release({
         ...input.value,
         ...(quota !== undefined && { quota }),
       });
@@ -80,16 +80,16 @@ export class GoccHttpService {
   }
 
   /** `GET /debug/:key`: GoCC's view of the key, in the quota that holds it. */
-  debug(request: FastifyRequest<DebugRoute>, reply: FastifyReply): void {
+  async debug(request: FastifyRequest<DebugRoute>, reply: FastifyReply): Promise<void> {
     const key = parseKey(request.params.key);
     if (!key.ok) return sendText(reply, 400, key.reason);
-    reply.code(200).send(this.debugView(key.value));
+    reply.code(200).send(await this.debugView(key.value));
   }
 
-  private debugView(key: string): GoccDebugReply {
+  private async debugView(key: string): Promise<GoccDebugReply> {
     let fallback: GoccDebugReply | undefined;
     for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
-      const stats = this.limiter.stats(quota === undefined ? { key } : { key, quota });
+      const stats = await this.limiter.stats(quota === undefined ? { key } : { key, quota });
       const spec = stats.ok ? this.limiter.quotaSpecFor(key, stats.value.quota) : undefined;
       if (!stats.ok || spec === undefined) continue;
       const view = debugReply(key, spec, stats.value);

@@ -16,6 +16,7 @@ import type { Decision, KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
 import { failureReply } from '../engine-host/failure-reply';
 import { LimiterService } from '../engine-host/limiter.service';
+import { whenDone } from '../engine-host/maybe-async';
 import { asBuffer, encodeJson, rawJson } from './nats-codec';
 
 /** A reply ready to publish; an acquire that waits replies when the limiter answers it. */
@@ -67,27 +68,31 @@ export class NatsRequestsService {
     return replies instanceof Promise ? replies.then(encode) : encode(replies);
   }
 
-  release(data: Uint8Array): Uint8Array {
+  release(data: Uint8Array): NatsReply {
     const parsed = parseReleaseJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
-    const outcome = this.limiter.release(parsed.value);
-    if (!outcome.ok) return encodeJson(failureReply(outcome));
-    return encodeJson({ released: outcome.value } satisfies ReleaseReply);
+    return whenDone(this.limiter.release(parsed.value), (outcome) =>
+      outcome.ok
+        ? encodeJson({ released: outcome.value } satisfies ReleaseReply)
+        : encodeJson(failureReply(outcome)),
+    );
   }
 
-  usage(data: Uint8Array): Uint8Array {
+  usage(data: Uint8Array): NatsReply {
     const parsed = parseUsageJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
-    const outcome = this.limiter.usage(parsed.value);
-    if (!outcome.ok) return encodeJson(failureReply(outcome));
-    return encodeJson({ ok: true, usage: outcome.value } satisfies UsageReply);
+    return whenDone(this.limiter.usage(parsed.value), (outcome) =>
+      outcome.ok
+        ? encodeJson({ ok: true, usage: outcome.value } satisfies UsageReply)
+        : encodeJson(failureReply(outcome)),
+    );
   }
 
-  stats(data: Uint8Array): Uint8Array {
+  stats(data: Uint8Array): NatsReply {
     const parsed = parseStatsJson(asBuffer(data));
     if (!parsed.ok) return encodeJson(invalidRequestReply(parsed));
-    const outcome = this.limiter.stats(parsed.value);
-    if (!outcome.ok) return encodeJson(failureReply(outcome));
-    return encodeJson(outcome.value satisfies KeyStats);
+    return whenDone(this.limiter.stats(parsed.value), (outcome) =>
+      outcome.ok ? encodeJson(outcome.value satisfies KeyStats) : encodeJson(failureReply(outcome)),
+    );
   }
 }

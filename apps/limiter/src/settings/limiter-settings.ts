@@ -24,6 +24,8 @@ export interface LimiterSettings {
   readonly shards: number;
   /** REDIS_URLS, else REDIS_URL; empty: cluster scope is off (cluster quotas decided locally). */
   readonly redisUrls: readonly string[];
+  /** REDIS_CLUSTER: the URLs are seed nodes of one Redis Cluster, not servers of their own. */
+  readonly redisCluster: boolean;
 }
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
@@ -49,6 +51,12 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
   if (!isValidSubjectPrefix(subjectPrefix)) {
     throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
   }
+  const urls = redisUrls(env);
+  const redisCluster = readRedisCluster(env);
+  // A cluster flag with no seeds would look like cluster scope is on while it is not.
+  if (redisCluster && urls.length === 0) {
+    throw new Error('REDIS_CLUSTER=true needs the seed nodes in REDIS_URL or REDIS_URLS');
+  }
   return {
     listen: listenConfig(env, 'PORT', 8080),
     natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
@@ -61,8 +69,14 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     dataDir: env['DATA_DIR']?.trim() || './data',
     replicas: positiveInt(env, 'LIMITER_REPLICAS', 1, 10_000),
     shards: positiveInt(env, 'SHARDS', 25, 4096),
-    redisUrls: redisUrls(env),
+    redisUrls: urls,
+    redisCluster,
   };
+}
+
+/** REDIS_CLUSTER, validated like the other flags; exported for the Redis pool's default. */
+export function readRedisCluster(env: Env = process.env): boolean {
+  return flag(env, 'REDIS_CLUSTER');
 }
 
 function redisUrls(env: Env): string[] {

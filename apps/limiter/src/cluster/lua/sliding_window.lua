@@ -26,7 +26,6 @@ ALGORITHMS.sliding_window = {
     end
     s[1] = k
   end,
-  available = function(s, l) return l.limit - s[2] end,
   charge = function(s, l, now, cost)
     local at = slot(s[1], l.ringSize)
     s[at] = s[at] + cost
@@ -44,7 +43,17 @@ ALGORITHMS.sliding_window = {
     end
     return math.max(1, (s[1] + r) * l.bucketMs - now)
   end,
+  -- Back into the bucket it was charged to, while that bucket still counts.
+  refund = function(s, l, chargedAt, cost)
+    local k = math.floor(chargedAt / l.bucketMs)
+    if k > s[1] or k <= s[1] - l.ringSize then return end
+    local at = slot(k, l.ringSize)
+    local back = math.min(cost, s[at])
+    s[at] = s[at] - back
+    s[2] = s[2] - back
+  end,
   used = function(s, l) return s[2] end,
+  windowStart = function(s, l, now) return now - (now % l.windowMs) end,
   idleAt = function(s, l)
     if s[2] <= 0 then return 0 end
     local r = l.ringSize

@@ -10,10 +10,8 @@ ALGORITHMS.token_bucket = {
     end
     s[2] = now
   end,
-  available = function(s, l)
-    return math.floor((l.capacity * l.windowMs - s[1]) / l.windowMs)
-  end,
   charge = function(s, l, now, cost) s[1] = s[1] + cost * l.windowMs end,
+  refund = function(s, l, chargedAt, cost) s[1] = math.max(0, s[1] - cost * l.windowMs) end,
   retryAfter = function(s, l, now, cost)
     local need = s[1] + cost * l.windowMs - l.capacity * l.windowMs
     if need <= 0 then return 0 end
@@ -25,6 +23,7 @@ ALGORITHMS.token_bucket = {
     return l.capacity - math.floor((l.capacity * l.windowMs - s[1]) / l.windowMs)
   end,
   resetMs = function(s, l, now) return math.ceil(s[1] / l.limit) end,
+  windowStart = function(s, l, now) return now - (now % l.windowMs) end,
   idleAt = function(s, l)
     if s[1] > 0 then return s[2] + math.ceil(s[1] / l.limit) end
     return 0

@@ -1,0 +1,344 @@
+-- One call runs one or more requests of one quota, in order and atomically: each request checks
+-- and charges every limit of the quota, all or nothing. Time is Redis's own (TIME), never a
+-- replica's clock. Nothing is written until every request has been decided, so an error leaves
+-- Redis as it was.
+--
+-- KEYS[j]: the (quota, key) of request j, a hash:
+--   s        msgpack array: next admission sequence, stats window, approved, denied, until when
+--            answers are remembered, leases {{id, expiresAt, requestId}...}, the limits' layouts
+--            (joined by newlines), then each limit's state (a limit whose layout changed starts
+--            fresh)
+--   r<slot>  receipt ring (slot = seq % RECEIPTS): {seq, chargedAt, requestId, live, cost per limit}
+--   i<id>    a client requestId's first answer: {seq, at, reply}
+-- ARGV: n limits; 8 per limit: field, algorithm, limit, windowMs, bucketMs, ringSize, capacity,
+--   calendar boundaries ('' or comma list); concurrency max (0: none), leaseTtlMs, RECEIPTS,
+--   MEMO_MS; then 3 + n per request: op, requestId ('' none), leaseId, n costs.
+-- op: acquire | wait (an acquire whose refusal is not final: not remembered) | decide (dry run) |
+--   release | usage | stats | reset.
+-- Reply, one array per request: {code (0 OK, 1 RATE_LIMITED, 2 CONCURRENCY_LIMITED; release and
+--   reset: 1 done, 0 not), now, retryAfterMs, refusing limit (1-based, 0 none), seq, replayed,
+--   inFlight, approved, denied, then used and resetMs per limit}.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n = tonumber(ARGV[1])
+local limits, fields = {}, {}
+for i = 1, n do
+  local b = 1 + (i - 1) * 8
+  local impl = ALGORITHMS[ARGV[b + 2]]
+  if impl == nil then return redis.error_reply('unknown algorithm ' .. ARGV[b + 2]) end
+  local calendar = nil
+  if ARGV[b + 8] ~= '' then
+    calendar = {}
+    for v in string.gmatch(ARGV[b + 8], '%d+') do calendar[#calendar + 1] = tonumber(v) end
+  end
+  fields[i] = ARGV[b + 1]
+  limits[i] = {
+    impl = impl,
+    limit = tonumber(ARGV[b + 3]),
+    windowMs = tonumber(ARGV[b + 4]),
+    bucketMs = tonumber(ARGV[b + 5]),
+    ringSize = tonumber(ARGV[b + 6]),
+    capacity = tonumber(ARGV[b + 7]),
+    calendar = calendar,
+  }
+end
+local h = 1 + n * 8
+local MAX_LEASES, LEASE_MS = tonumber(ARGV[h + 1]), tonumber(ARGV[h + 2])
+local RECEIPTS, MEMO_MS = tonumber(ARGV[h + 3]), tonumber(ARGV[h + 4])
+local FIRST, WIDTH = h + 5, 3 + n
+local LAYOUTS = table.concat(fields, '\n')
+
+-- Per key touched by this call: its state, synced to now, and the fields to write at the end.
+local open = {}
+local order = {}
+local function state(k)
+  local c = open[k]
+  if c then return c end
+  local blob = redis.call('HGET', k, 's') -- false when the key holds nothing
+  local states = {}
+  c = { states = states, existed = blob ~= false, sets = {}, dels = {}, dirty = false }
+  if blob then
+    local saved = cmsgpack.unpack(blob)
+    c.seq, c.w, c.a, c.d, c.m, c.leases = saved[1], saved[2], saved[3], saved[4], saved[5], saved[6]
+    if saved[7] == LAYOUTS then
+      for i = 1, n do states[i] = saved[7 + i] end
+    else
+      local old, j = {}, 0
+      for f in string.gmatch(saved[7], '[^\n]+') do
+        j = j + 1
+        old[f] = saved[7 + j]
+      end
+      for i = 1, n do states[i] = old[fields[i]] end
+    end
+  else
+    -- Sequences start from the clock, so ids of a key that expired and came back never repeat.
+    c.seq, c.w, c.a, c.d, c.m, c.leases = now * 1024, 0, 0, 0, 0, {}
+  end
+  for i = 1, n do
+    local l = limits[i]
+    local s = states[i] or l.impl.fresh(l)
+    l.impl.sync(s, l, now)
+    states[i] = s
+  end
+  open[k] = c
+  order[#order + 1] = k
+  return c
+end
+
+local function field(k, c, f)
+  local v = c.sets[f]
+  if v == nil then v = redis.call('HGET', k, f) end
+  if not v then return nil end
+  return cmsgpack.unpack(v)
+end
+
+local function liveLeases(c)
+  local kept = {}
+  for _, lease in ipairs(c.leases) do
+    if lease[2] > now then kept[#kept + 1] = lease end
+  end
+  c.leases = kept
+  return kept
+end
+
+-- Stats count in the current window of the first limit, as the engine does.
+local function touchStats(c)
+  local l = limits[1]
+  if l == nil then return end
+  local w = l.impl.windowStart(c.states[1], l, now)
+  if c.w ~= w then c.w, c.a, c.d = w, 0, 0 end
+end
+
+local function reply(c, code, retry, refusing, seq, states)
+  local inFlight = MAX_LEASES > 0 and #liveLeases(c) or 0
+  local out = { code, now, retry, refusing, seq, 0, inFlight, c.a, c.d }
+  for i = 1, n do
+    local l = limits[i]
+    out[#out + 1] = l.impl.used(states[i], l)
+    out[#out + 1] = l.impl.resetMs(states[i], l, now)
+  end
+  return out
+end
+
+local function copy(states)
+  local out = {}
+  for i = 1, n do
+    local s = {}
+    for j, v in ipairs(states[i]) do s[j] = v end
+    out[i] = s
+  end
+  return out
+end
+
+-- A ring slot is reused: the client requestId it answered for is forgotten with it.
+local function putReceipt(k, c, rec)
+  local f = 'r' .. string.format('%d', rec[1] % RECEIPTS)
+  if c.m > now then
+    local old = field(k, c, f)
+    if old and old[3] ~= '' then
+      c.sets['i' .. old[3]] = false
+      c.dels[#c.dels + 1] = 'i' .. old[3]
+    end
+  end
+  c.sets[f] = cmsgpack.pack(rec)
+end
+
+local function receiptOf(k, c, rid)
+  local seq
+  local memo = field(k, c, 'i' .. rid)
+  if memo then
+    seq = memo[1]
+  elseif string.match(rid, '^cs%-%d+$') then
+    seq = tonumber(string.sub(rid, 4))
+  end
+  if seq == nil then return nil end
+  local rec = field(k, c, 'r' .. string.format('%d', seq % RECEIPTS))
+  if rec == nil or rec[1] ~= seq or rec[4] ~= 1 then return nil end
+  return rec
+end
+
+local function decide(k, op, rid, costs)
+  local c = state(k)
+  if rid ~= '' and op ~= 'decide' then
+    local memo = field(k, c, 'i' .. rid)
+    if memo and memo[2] + MEMO_MS > now then
+      local out = memo[3]
+      out[6] = 1
+      return out
+    end
+  end
+  local states = c.states
+  local refusing, retry = 0, 0
+  for i = 1, n do
+    local l = limits[i]
+    if costs[i] > 0 then
+      local r = l.impl.retryAfter(states[i], l, now, costs[i])
+      -- The refusing limit is the one that frees last: waiting for it frees them all.
+      if r > 0 and (refusing == 0 or r > retry) then refusing, retry = i, r end
+    end
+  end
+  local code = refusing > 0 and 1 or 0
+  if code == 0 and MAX_LEASES > 0 then
+    local leases = liveLeases(c)
+    if #leases >= MAX_LEASES then
+      code = 2
+      local first = leases[1][2]
+      for _, lease in ipairs(leases) do first = math.min(first, lease[2]) end
+      retry = math.max(1, first - now)
+    end
+  end
+  if op == 'decide' then
+    -- Charged on a copy, so the reply is exactly what acquire would answer.
+    local shown = states
+    if code == 0 then
+      shown = copy(states)
+      for i = 1, n do
+        if costs[i] > 0 then limits[i].impl.charge(shown[i], limits[i], now, costs[i]) end
+      end
+    end
+    return reply(c, code, retry, refusing, 0, shown)
+  end
+  -- A waiter's refusal is not its answer: it retries, and nothing is written or counted.
+  if op == 'wait' and code ~= 0 then return reply(c, code, retry, refusing, 0, states) end
+  c.dirty = true
+  touchStats(c)
+  local seq = 0
+  if code == 0 then
+    for i = 1, n do
+      if costs[i] > 0 then limits[i].impl.charge(states[i], limits[i], now, costs[i]) end
+    end
+    c.a = c.a + 1
+    seq = c.seq
+    c.seq = seq + 1
+    local rec = { seq, now, rid, 1 }
+    for i = 1, n do rec[4 + i] = costs[i] end
+    putReceipt(k, c, rec)
+    if MAX_LEASES > 0 then
+      local leases = c.leases
+      local id = string.format('%d', seq)
+      leases[#leases + 1] = { 'cl-' .. id, now + LEASE_MS, rid ~= '' and rid or ('cs-' .. id) }
+    end
+  else
+    c.d = c.d + 1
+  end
+  local out = reply(c, code, retry, refusing, seq, states)
+  if rid ~= '' and (code == 0 or op == 'acquire') then
+    if seq == 0 then
+      -- A remembered refusal takes a ring slot too, so remembered answers stay bounded.
+      seq = c.seq
+      c.seq = seq + 1
+      putReceipt(k, c, { seq, now, rid, 0 })
+    end
+    c.sets['i' .. rid] = cmsgpack.pack({ seq, now, out })
+    c.m = now + MEMO_MS
+  end
+  return out
+end
+
+local function release(k, rid, leaseId)
+  local c = state(k)
+  if not c.existed then return { 0, now } end
+  if MAX_LEASES > 0 then
+    local leases = liveLeases(c)
+    for j, lease in ipairs(leases) do
+      if (leaseId ~= '' and lease[1] == leaseId) or (leaseId == '' and lease[3] == rid) then
+        table.remove(leases, j)
+        c.dirty = true
+        return { 1, now }
+      end
+    end
+    return { 0, now }
+  end
+  if rid == '' then return { 0, now } end
+  local rec = receiptOf(k, c, rid)
+  if rec == nil then return { 0, now } end
+  for i = 1, n do
+    local cost = rec[4 + i]
+    if cost > 0 then limits[i].impl.refund(c.states[i], limits[i], rec[2], cost) end
+  end
+  rec[4] = 0
+  c.sets['r' .. string.format('%d', rec[1] % RECEIPTS)] = cmsgpack.pack(rec)
+  c.dirty = true
+  return { 1, now }
+end
+
+-- Settles an admitted request's estimate to its actual cost, or records usage nobody acquired.
+local function usage(k, rid, costs)
+  local c = state(k)
+  local rec = rid ~= '' and c.existed and receiptOf(k, c, rid) or nil
+  for i = 1, n do
+    local l = limits[i]
+    local delta = costs[i] - (rec and rec[4 + i] or 0)
+    if delta > 0 then
+      l.impl.charge(c.states[i], l, now, delta)
+    elseif delta < 0 then
+      l.impl.refund(c.states[i], l, rec[2], -delta)
+    end
+  end
+  if rec then
+    for i = 1, n do rec[4 + i] = costs[i] end
+    c.sets['r' .. string.format('%d', rec[1] % RECEIPTS)] = cmsgpack.pack(rec)
+  end
+  c.dirty = true
+  return reply(c, 0, 0, 0, 0, c.states)
+end
+
+-- Forgets the counts; leases and remembered answers stay.
+local function reset(k)
+  local c = state(k)
+  if not c.existed then return { 0, now } end
+  for i = 1, n do c.states[i] = limits[i].impl.fresh(limits[i]) end
+  c.w, c.a, c.d = 0, 0, 0
+  c.dirty = true
+  return { 1, now }
+end
+
+local results = {}
+for j = 1, #KEYS do
+  local b = FIRST + (j - 1) * WIDTH
+  local op, rid, k = ARGV[b], ARGV[b + 1], KEYS[j]
+  local costs = {}
+  for i = 1, n do costs[i] = tonumber(ARGV[b + 2 + i]) end
+  if op == 'acquire' or op == 'wait' or op == 'decide' then
+    results[j] = decide(k, op, rid, costs)
+  elseif op == 'release' then
+    results[j] = release(k, rid, ARGV[b + 2])
+  elseif op == 'usage' then
+    results[j] = usage(k, rid, costs)
+  elseif op == 'stats' then
+    results[j] = reply(state(k), 0, 0, 0, 0, state(k).states)
+  elseif op == 'reset' then
+    results[j] = reset(k)
+  else
+    return redis.error_reply('unknown op ' .. op)
+  end
+end
+
+-- State past its idle instant equals a fresh one: the key lives until then, or while a lease or a
+-- remembered answer does, so Redis's memory returns to baseline by itself.
+for _, k in ipairs(order) do
+  local c = open[k]
+  if c.dirty then
+    local saved, until_ = { c.seq, c.w, c.a, c.d, c.m, c.leases, LAYOUTS }, c.m
+    for i = 1, n do
+      saved[7 + i] = c.states[i]
+      until_ = math.max(until_, limits[i].impl.idleAt(c.states[i], limits[i]))
+    end
+    for _, lease in ipairs(c.leases) do until_ = math.max(until_, lease[2]) end
+    if until_ > now then
+      if #c.dels > 0 then redis.call('HDEL', k, unpack(c.dels)) end
+      local args = { 's', cmsgpack.pack(saved) }
+      for f, v in pairs(c.sets) do
+        if v then
+          args[#args + 1] = f
+          args[#args + 1] = v
+        end
+      end
+      redis.call('HSET', k, unpack(args))
+      redis.call('PEXPIRE', k, until_ - now)
+    elseif c.existed then
+      redis.call('DEL', k)
+    end
+  end
+end
+return results

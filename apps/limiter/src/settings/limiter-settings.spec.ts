@@ -1,0 +1,38 @@
+import { readLimiterSettings, readRedisCluster } from './limiter-settings';
+
+const seed = { REDIS_URL: 'redis://a:7000' };
+
+describe('REDIS_CLUSTER', () => {
+  it.each([
+    [{}, false],
+    [{ REDIS_CLUSTER: '' }, false],
+    [{ ...seed, REDIS_CLUSTER: 'false' }, false],
+    [{ ...seed, REDIS_CLUSTER: '0' }, false],
+    [{ ...seed, REDIS_CLUSTER: 'true' }, true],
+    [{ ...seed, REDIS_CLUSTER: ' TRUE ' }, true],
+    [{ ...seed, REDIS_CLUSTER: '1' }, true],
+  ])('%j gives %s', (env, expected) => {
+    expect(readLimiterSettings(env).redisCluster).toBe(expected);
+    expect(readRedisCluster(env)).toBe(expected);
+  });
+
+  it('keeps the URLs as the seeds of the one cluster', () => {
+    const s = readLimiterSettings({
+      REDIS_CLUSTER: 'true',
+      REDIS_URLS: 'redis://a:7000,redis://b:7001,redis://c:7002',
+    });
+    expect(s.redisUrls).toEqual(['redis://a:7000', 'redis://b:7001', 'redis://c:7002']);
+  });
+
+  it.each(['yes', 'on', 'cluster', '2'])('refuses %j naming REDIS_CLUSTER', (value) => {
+    expect(() => readLimiterSettings({ ...seed, REDIS_CLUSTER: value })).toThrow(
+      `REDIS_CLUSTER must be true or false, got "${value}"`,
+    );
+  });
+
+  it('refuses REDIS_CLUSTER=true without REDIS_URL or REDIS_URLS', () => {
+    expect(() => readLimiterSettings({ REDIS_CLUSTER: 'true' })).toThrow(
+      'REDIS_CLUSTER=true needs the seed nodes in REDIS_URL or REDIS_URLS',
+    );
+  });
+});

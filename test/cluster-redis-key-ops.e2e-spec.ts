@@ -1,0 +1,230 @@
+/**
+ * Cluster scope's key operations against the real Redis, with two connections standing for two
+ * replicas: release, usage settle, stats, reset, idempotent requestIds, concurrency leases and
+ * calendar-aligned windows, all decided by the script on Redis's clock; and the coalescing of
+ * many requests into few script calls.
+ */
+import { compileQuota, type LimitSpec, type QuotaSpec } from '@app/engine';
+import { Redis } from 'ioredis';
+import {
+  MAX_BATCH,
+  RECEIPTS_PER_KEY,
+  RedisQuotaStore,
+  type ClusterQuota,
+} from '../apps/limiter/src/cluster/redis-quota-store';
+import { privateRedis, type RedisProcess } from './support/redis-process';
+import { uniquePrefix } from './support/limiter-process';
+
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const DAY = 86_400_000;
+
+function quota(limits: LimitSpec[], over: Partial<QuotaSpec> = {}): ClusterQuota {
+  return compileQuota({ name: `${uniquePrefix()}.q`, limits, ...over });
+}
+
+const requests = (limit: number, algorithm: LimitSpec['algorithm'] = 'fixed_window') =>
+  ({ name: 'r', unit: 'requests', limit, windowMs: 60_000, algorithm }) as const;
+const tokens = (limit: number) =>
+  ({ name: 't', unit: 'tokens', limit, windowMs: 60_000, algorithm: 'sliding_window' }) as const;
+
+describe('cluster scope key operations (real Redis)', () => {
+  const connections: Redis[] = [];
+  let a: RedisQuotaStore;
+  let b: RedisQuotaStore;
+
+  beforeAll(() => {
+    for (let i = 0; i < 2; i++) connections.push(new Redis(REDIS_URL));
+    [a, b] = connections.map((c) => new RedisQuotaStore(c)) as [RedisQuotaStore, RedisQuotaStore];
+  });
+
+  afterAll(async () => {
+    await Promise.all(connections.map((c) => c.quit()));
+  });
+
+  it.each(['fixed_window', 'sliding_window', 'token_bucket'] as const)(
+    '%s: release on another replica gives the cost back once; unknown ids are not found',
+    async (algorithm) => {
+      const q = quota([requests(2, algorithm)]);
+      const first = await a.acquire(q, 'k', undefined);
+      expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+      expect((await a.acquire(q, 'k', undefined)).allowed).toBe(false);
+      const id = RedisQuotaStore.admittedId(first.seq);
+      expect(await b.release(q, 'k', id, undefined)).toBe(true);
+      expect(await b.release(q, 'k', id, undefined)).toBe(false);
+      expect(await b.release(q, 'k', 'cs-1', undefined)).toBe(false);
+      expect(await b.release(q, 'k', 'never-issued', undefined)).toBe(false);
+      expect(await b.release(q, 'nobody', id, undefined)).toBe(false);
+      expect((await b.acquire(q, 'k', undefined)).allowed).toBe(true);
+      expect((await b.acquire(q, 'k', undefined)).allowed).toBe(false);
+    },
+  );
+
+  it('a client requestId gets its first answer again, charged once, on any replica', async () => {
+    const q = quota([requests(1)]);
+    const first = await a.acquire(q, 'k', undefined, 'req-1');
+    const again = await b.acquire(q, 'k', undefined, 'req-1');
+    expect(first).toMatchObject({ allowed: true, replayed: false });
+    expect(again).toMatchObject({ allowed: true, replayed: true, seq: first.seq });
+    expect((await a.stats(q, 'k')).limits[0]!.used).toBe(1);
+    // A refusal is an answer too: the same id stays refused even once capacity is back.
+    const refused = await a.acquire(q, 'k', undefined, 'req-2');
+    expect(refused.allowed).toBe(false);
+    expect(await a.release(q, 'k', 'req-1', undefined)).toBe(true);
+    expect(await b.acquire(q, 'k', undefined, 'req-2')).toMatchObject({
+      allowed: false,
+      replayed: true,
+    });
+    expect((await b.acquire(q, 'k', undefined, 'req-3')).allowed).toBe(true);
+  });
+
+  it('a waiting attempt is not remembered as the answer: the retry can still be admitted', async () => {
+    const q = quota([requests(1)]);
+    const held = await a.acquire(q, 'k', undefined);
+    expect((await a.decision('wait', q, 'k', undefined, 'w-1')).allowed).toBe(false);
+    expect((await a.stats(q, 'k')).denied).toBe(0); // a waiter's retries are not refusals
+    expect(await b.release(q, 'k', RedisQuotaStore.admittedId(held.seq), undefined)).toBe(true);
+    expect(await b.decision('wait', q, 'k', undefined, 'w-1')).toMatchObject({
+      allowed: true,
+      replayed: false,
+    });
+  });
+
+  it('usage settles an estimate to the actual cost, or records usage nobody acquired', async () => {
+    const q = quota([requests(100), tokens(1000)]);
+    const est = await a.acquire(q, 'k', { requests: 1, tokens: 500 }, 'llm-1');
+    expect(est.allowed).toBe(true);
+    const used = async (): Promise<number[]> => (await b.stats(q, 'k')).limits.map((l) => l.used);
+    expect(await used()).toEqual([1, 500]);
+    await b.usage(q, 'k', 'llm-1', { requests: 1, tokens: 200 });
+    expect(await used()).toEqual([1, 200]);
+    await a.usage(q, 'k', 'llm-1', { requests: 1, tokens: 900 });
+    expect(await used()).toEqual([1, 900]);
+    // As everywhere in the contract, a cost object without `requests` counts one request.
+    const recorded = await a.usage(q, 'k', undefined, { tokens: 50 });
+    expect(recorded.limits.map((l) => l.used)).toEqual([2, 950]);
+    // Usage may go past the limit (it happened); acquires are refused until it slides out.
+    await a.usage(q, 'k', undefined, { tokens: 100 });
+    expect((await a.acquire(q, 'k', { requests: 1, tokens: 1 })).refusing).toBe(1);
+  });
+
+  it('stats count approved and denied in the window; reset forgets the counts', async () => {
+    const q = quota([requests(3)]);
+    for (let i = 0; i < 5; i++) await (i % 2 === 0 ? a : b).acquire(q, 'k', undefined);
+    const s = await a.stats(q, 'k');
+    expect(s).toMatchObject({ approved: 3, denied: 2, inFlight: 0 });
+    expect(s.limits[0]).toMatchObject({ used: 3 });
+    expect(await b.reset(q, 'k')).toBe(true);
+    expect(await b.reset(q, 'unknown')).toBe(false);
+    expect(await a.stats(q, 'k')).toMatchObject({ approved: 0, denied: 0 });
+    expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+  });
+
+  it('concurrency leases: at most max in flight across replicas, freed by release or TTL', async () => {
+    const q = quota([requests(100)], { concurrency: { max: 2, leaseTtlMs: 400 } });
+    const one = await a.acquire(q, 'k', undefined);
+    const two = await b.acquire(q, 'k', undefined, 'named');
+    expect([one.allowed, two.allowed]).toEqual([true, true]);
+    const busy = await a.acquire(q, 'k', undefined);
+    expect(busy).toMatchObject({ allowed: false, code: 'CONCURRENCY_LIMITED', inFlight: 2 });
+    expect(busy.retryAfterMs).toBeGreaterThan(0);
+    expect(busy.retryAfterMs).toBeLessThanOrEqual(400);
+    // Released by leaseId on the other replica, and by requestId.
+    expect(await b.release(q, 'k', undefined, RedisQuotaStore.leaseId(one.seq))).toBe(true);
+    expect(await b.release(q, 'k', undefined, RedisQuotaStore.leaseId(one.seq))).toBe(false);
+    expect((await b.acquire(q, 'k', undefined)).allowed).toBe(true);
+    expect(await a.release(q, 'k', 'named', undefined)).toBe(true);
+    expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+    expect((await a.acquire(q, 'k', undefined)).code).toBe('CONCURRENCY_LIMITED');
+    // A crashed caller never releases: the lease TTL frees its place.
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await a.stats(q, 'k')).inFlight).toBe(0);
+    expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+  });
+
+  it('calendar windows reset at midnight in the zone, decided on Redis time', async () => {
+    const spec: LimitSpec = {
+      name: 'rpd',
+      unit: 'requests',
+      limit: 3,
+      windowMs: DAY,
+      algorithm: 'fixed_window',
+      align: 'calendar',
+      timezone: 'America/Los_Angeles',
+    };
+    const q = quota([spec]);
+    for (let i = 0; i < 3; i++) expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+    const refused = await b.acquire(q, 'k', undefined);
+    expect(refused.allowed).toBe(false);
+    const [seconds] = await connections[0]!.time();
+    const window = q.limits[0]!.calendar!.at(Number(seconds) * 1000);
+    const expected = window.end - refused.now;
+    expect(Math.abs(refused.retryAfterMs - expected)).toBeLessThan(1000);
+    expect(window.end - window.start).toBeGreaterThanOrEqual(23 * 3_600_000);
+  });
+
+  it('remembered answers and receipts stay bounded per key', async () => {
+    const q = quota([requests(1_000_000)]);
+    const n = RECEIPTS_PER_KEY + 500;
+    for (let from = 0; from < n; from += 500) {
+      await Promise.all(
+        Array.from({ length: 500 }, (_, i) => a.acquire(q, 'hot', undefined, `id-${from + i}`)),
+      );
+    }
+    const key = RedisQuotaStore.stateKey(q.name, 'hot');
+    const fields = await connections[0]!.hlen(key);
+    // One state field, one receipt per slot, one remembered answer per live receipt.
+    expect(fields).toBeLessThanOrEqual(1 + 2 * RECEIPTS_PER_KEY);
+    expect(fields).toBeGreaterThan(RECEIPTS_PER_KEY);
+    // The newest answers are still remembered; the oldest were forgotten with their slot.
+    expect((await a.acquire(q, 'hot', undefined, `id-${n - 1}`)).replayed).toBe(true);
+    expect((await a.acquire(q, 'hot', undefined, 'id-0')).replayed).toBe(false);
+  });
+});
+
+describe('coalescing (private Redis)', () => {
+  let redis: RedisProcess;
+  let client: Redis;
+
+  beforeAll(async () => {
+    redis = await privateRedis();
+    client = new Redis(redis.url);
+  });
+
+  afterAll(async () => {
+    await client.quit();
+    await redis.kill();
+  });
+
+  it('1000 concurrent acquires on one connection take few script calls and admit exactly 10', async () => {
+    const store = new RedisQuotaStore(client);
+    const q = quota([requests(10, 'sliding_window'), tokens(1_000_000)]);
+    await client.config('RESETSTAT');
+    const outcomes = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => store.acquire(q, `k${i % 2}`, { tokens: 1 })),
+    );
+    expect(outcomes.filter((o) => o.allowed)).toHaveLength(20);
+    const stats = await client.info('commandstats');
+    const calls = [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(1000 / MAX_BATCH) + 2);
+  });
+
+  it('without coalescing (Redis Cluster) every request is its own call', async () => {
+    const store = new RedisQuotaStore(client, { coalesce: false });
+    const q = quota([requests(10)]);
+    await client.config('RESETSTAT');
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => store.acquire(q, 'k', undefined)),
+    );
+    expect(outcomes.filter((o) => o.allowed)).toHaveLength(10);
+    const stats = await client.info('commandstats');
+    const calls = [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
+    expect(calls).toBeGreaterThanOrEqual(50);
+  });
+});
