@@ -5,7 +5,8 @@
  *   - a raw EVALSHA token bucket (the least a Redis limiter can do per decision), and
  *   - rate-limiter-flexible's RateLimiterRedis (consume, on its own ioredis connection).
  * Every peer gets the same loop: IN_FLIGHT calls outstanding, 10 000 keys round robin, one
- * connection. Median of 3 rounds, peers alternating round by round. Run from sources (swc-node):
+ * connection. Median of 3 rounds, peers alternating round by round; Redis's own time in scripts
+ * per decision (INFO commandstats) beside each. Run from sources (swc-node):
  * the work is Redis round trips, not JIT-sensitive code. BENCH_QUICK=1 shortens every run.
  */
 import { randomUUID } from 'node:crypto';
@@ -56,6 +57,16 @@ async function closedLoop(call: (i: number) => Promise<unknown>, seconds: number
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   return done / ((performance.now() - start) / 1000);
+}
+
+/** Microseconds Redis spent in scripts (EVALSHA and EVAL) since the last CONFIG RESETSTAT. */
+async function scriptMicros(redis: Redis): Promise<number> {
+  const stats = await redis.info('commandstats');
+  let micros = 0;
+  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=\d+,usec=(\d+)/g)) {
+    micros += Number(m[1]);
+  }
+  return micros;
 }
 
 async function main(): Promise<void> {
@@ -111,24 +122,32 @@ async function main(): Promise<void> {
   // Warm up: every key once on each side, scripts loaded, JIT warm.
   for (const [, call] of peers) await closedLoop(call, QUICK ? 0.3 : 1.5);
   const rates = peers.map((): number[] => []);
+  const redisUs = peers.map((): number[] => []);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, [, call]] of peers.entries()) rates[i]!.push(await closedLoop(call, SECONDS));
+    for (const [i, [, call]] of peers.entries()) {
+      await raw.config('RESETSTAT');
+      const rate = await closedLoop(call, SECONDS);
+      rates[i]!.push(rate);
+      redisUs[i]!.push((await scriptMicros(raw)) / (rate * SECONDS));
+    }
   }
   const [mine, rawRate, flexibleRate] = rates.map(median) as [number, number, number];
+  const [mineUs, rawUs, flexibleUs] = redisUs.map(median) as [number, number, number];
   if (compileQuota(spec).limits.length !== 1) throw new Error('quota misconfigured');
 
   console.log(
     `node ${process.version}; Redis at ${REDIS_URL}; ${IN_FLIGHT} calls in flight on one connection each; ${KEYS} keys; median of ${ROUNDS} rounds of ${SECONDS}s`,
   );
   console.log('');
-  console.log('| path | decisions/s | ratio of cluster scope to it | goal |');
-  console.log('|---|---:|---:|---|');
-  console.log(`| cluster scope (ClusterScope.acquire) | ${fmt(mine)} | | |`);
+  const us = (v: number): string => v.toFixed(1);
+  console.log('| path | decisions/s | Redis script µs per decision | cluster scope vs it | goal |');
+  console.log('|---|---:|---:|---:|---|');
+  console.log(`| cluster scope (ClusterScope.acquire) | ${fmt(mine)} | ${us(mineUs)} | | |`);
   console.log(
-    `| raw EVALSHA token bucket | ${fmt(rawRate)} | ${(mine / rawRate).toFixed(2)}x | >= 0.9x |`,
+    `| raw EVALSHA token bucket | ${fmt(rawRate)} | ${us(rawUs)} | ${(mine / rawRate).toFixed(2)}x | >= 0.9x |`,
   );
   console.log(
-    `| rate-limiter-flexible RateLimiterRedis | ${fmt(flexibleRate)} | ${(mine / flexibleRate).toFixed(2)}x | >= 1.5x |`,
+    `| rate-limiter-flexible RateLimiterRedis | ${fmt(flexibleRate)} | ${us(flexibleUs)} | ${(mine / flexibleRate).toFixed(2)}x | >= 1.5x |`,
   );
   await Promise.all([scope.close(), raw.quit(), flexibleRedis.quit()]);
 }
