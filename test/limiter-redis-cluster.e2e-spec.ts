@@ -9,13 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster } from 'ioredis';
-import {
-  configFile,
-  httpAcquire,
-  metric,
-  sleep,
-  waitReady,
-} from './support/limiter-http';
+import { configFile, httpAcquire, metric, sleep, waitReady } from './support/limiter-http';
 import { startLimiter, type LimiterProcess } from './support/limiter-process';
 import { privateRedisCluster, type RedisClusterProcess } from './support/redis-cluster';
 import { privateRedis, type RedisProcess } from './support/redis-process';

@@ -276,12 +276,14 @@ export class RedisQuotaStore {
     if (known !== undefined && Date.now() < known.validUntil) return known;
     const used = ALGORITHM_NAMES.filter((a) => quota.limits.some((l) => l.algorithm === a));
     const command = `rateLimit_${used.join('_')}`;
+    const lua = driverScript(used);
     if (!this.defined.has(command)) {
       // No numberOfKeys: every call says how many requests (keys) it carries.
-      this.redis.defineCommand(command, { lua: driverScript(used) });
+      this.redis.defineCommand(command, { lua });
       this.defined.add(command);
     }
     const commands = this.redis as unknown as Record<string, ScriptCall>;
+    const evalsha = commands[command]!.bind(this.redis);
     const now = Date.now();
     let validUntil = Infinity;
     const header: (string | number)[] = [quota.limits.length];
@@ -298,7 +300,7 @@ export class RedisQuotaStore {
     header.push(quota.concurrency?.max ?? 0, quota.concurrency?.leaseTtlMs ?? 0);
     header.push(RECEIPTS_PER_KEY, this.memoTtlMs);
     const p: Prepared = {
-      call: commands[command]!.bind(this.redis),
+      call: withEval(evalsha, lua, this.redis),
       header,
       seed: known?.seed ?? fnv1a(quota.name),
       validUntil,
@@ -306,6 +308,20 @@ export class RedisQuotaStore {
     this.prepared.set(quota, p);
     return p;
   }
+}
+
+/**
+ * EVALSHA, and on NOSCRIPT one EVAL, which carries the script text and so cannot meet NOSCRIPT.
+ * ioredis reloads a flushed script once, but its retry may itself go out as EVALSHA (another call
+ * reloaded it first) and meet a second SCRIPT FLUSH; without this such a request would fail.
+ */
+function withEval(call: ScriptCall, lua: string, redis: ScriptClient): ScriptCall {
+  return (...args) =>
+    call(...args).catch((error: unknown) => {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+      const [numKeys, ...rest] = args as [number, ...(string | number)[]];
+      return redis.eval(lua, numKeys, ...rest) as Promise<number[][]>;
+    });
 }
 
 /**
