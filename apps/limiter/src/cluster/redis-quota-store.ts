@@ -166,8 +166,14 @@ export class RedisQuotaStore {
     requestId: string | undefined,
     leaseId: string | undefined,
   ): Promise<boolean> {
-    const none = quota.limits.map(() => 0);
-    const reply = await this.run('release', quota, key, requestId ?? '', leaseId ?? '', none);
+    const reply = await this.run(
+      'release',
+      quota,
+      key,
+      requestId ?? '',
+      leaseId ?? '',
+      noCost(quota),
+    );
     return reply[0] === 1;
   }
 
@@ -178,33 +184,17 @@ export class RedisQuotaStore {
     requestId: string | undefined,
     cost: Cost,
   ): Promise<ClusterOutcome> {
-    const costs = quota.limits.map((l) => costFor(cost, l.unit));
+    const costs = costsOf(quota, cost);
     return outcomeOf(await this.run('usage', quota, key, requestId ?? '', '', costs));
   }
 
   async stats(quota: ClusterQuota, key: string): Promise<ClusterOutcome> {
-    return outcomeOf(
-      await this.run(
-        'stats',
-        quota,
-        key,
-        '',
-        '',
-        quota.limits.map(() => 0),
-      ),
-    );
+    return outcomeOf(await this.run('stats', quota, key, '', '', noCost(quota)));
   }
 
   /** Forgets the key's counts (admin resetKey); leases stay. False when nothing was kept. */
   async reset(quota: ClusterQuota, key: string): Promise<boolean> {
-    const reply = await this.run(
-      'reset',
-      quota,
-      key,
-      '',
-      '',
-      quota.limits.map(() => 0),
-    );
+    const reply = await this.run('reset', quota, key, '', '', noCost(quota));
     return reply[0] === 1;
   }
 
@@ -339,6 +329,11 @@ export function calendarBounds(calendar: NonNullable<ClusterLimit['calendar']>, 
 
 function costsOf(quota: ClusterQuota, cost: Cost | undefined): number[] {
   return quota.limits.map((l) => costFor(cost, l.unit));
+}
+
+/** Operations that charge nothing still send one cost per limit: the script's layout is fixed. */
+function noCost(quota: ClusterQuota): number[] {
+  return quota.limits.map(() => 0);
 }
 
 function outcomeOf(reply: number[]): ClusterOutcome {

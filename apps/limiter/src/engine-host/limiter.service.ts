@@ -21,6 +21,7 @@ import {
   type QuotaSpec,
 } from '@app/engine';
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
+import type { ClusterQuotaEntry } from '../cluster/cluster-decision';
 import { ClusterScope } from '../cluster/cluster-scope';
 import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
 import type { MaybeAsync } from './maybe-async';
@@ -116,7 +117,7 @@ export class LimiterService implements OnModuleDestroy {
   acquire(input: NormalisedAcquire, signal?: AbortSignal): Decision | Promise<Decision> {
     const started = performance.now();
     if (this.closing) return this.report(this.unavailable(input), started);
-    const clustered = this.clusterQuota(input);
+    const clustered = this.clusterEntry(input.quota, input.key);
     if (clustered !== undefined) {
       return this.cluster!.acquire(clustered, input, signal).then((d) => this.report(d, started));
     }
@@ -135,17 +136,13 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   decide(input: NormalisedAcquire): Decision | Promise<Decision> {
-    const clustered = this.clusterQuota(input);
+    const clustered = this.clusterEntry(input.quota, input.key);
     if (clustered !== undefined) return this.cluster!.decide(clustered, input);
     return this.engine.decide(input, this.clock.now());
   }
 
-  /** The cluster quota that decides `input`, if any; costs nothing while none is configured. */
-  private clusterQuota(input: NormalisedAcquire) {
-    return this.clusterEntry(input.quota, input.key);
-  }
-
-  private clusterEntry(quota: string | undefined, key: string) {
+  /** The cluster quota that serves (quota, key), if any; costs nothing while none is configured. */
+  private clusterEntry(quota: string | undefined, key: string): ClusterQuotaEntry | undefined {
     const cluster = this.cluster;
     if (cluster === undefined || cluster.size === 0) return undefined;
     const spec = this.engine.resolve(quota, key);
@@ -193,35 +190,48 @@ export class LimiterService implements OnModuleDestroy {
 
   release(input: NormalisedRelease): MaybeAsync<Outcome<boolean>> {
     this.changes++;
-    const local = (): Outcome<boolean> => this.engine.release(input, this.clock.now());
-    const q = this.clusterEntry(input.quota, input.key);
-    if (q === undefined) return local();
-    const { key, requestId, leaseId } = input;
-    return this.cluster!.release(q, key, requestId, leaseId).then((v) => keyOp(q.spec, v, local));
+    return this.onKey(
+      input,
+      () => this.engine.release(input, this.clock.now()),
+      (cluster, q) => cluster.release(q, input.key, input.requestId, input.leaseId),
+    );
   }
 
   usage(input: NormalisedUsage): MaybeAsync<Outcome<KeyStats>> {
     this.changes++;
-    const local = (): Outcome<KeyStats> => this.engine.usage(input, this.clock.now());
-    const q = this.clusterEntry(input.quota, input.key);
-    if (q === undefined) return local();
-    const { key, requestId, cost } = input;
-    return this.cluster!.usage(q, key, requestId, cost).then((v) => keyOp(q.spec, v, local));
+    return this.onKey(
+      input,
+      () => this.engine.usage(input, this.clock.now()),
+      (cluster, q) => cluster.usage(q, input.key, input.requestId, input.cost),
+    );
   }
 
   stats(input: NormalisedStats): MaybeAsync<Outcome<KeyStats>> {
-    const local = (): Outcome<KeyStats> => this.engine.stats(input, this.clock.now());
-    const q = this.clusterEntry(input.quota, input.key);
-    if (q === undefined) return local();
-    return this.cluster!.stats(q, input.key).then((v) => keyOp(q.spec, v, local));
+    return this.onKey(
+      input,
+      () => this.engine.stats(input, this.clock.now()),
+      (cluster, q) => cluster.stats(q, input.key),
+    );
   }
 
   resetKey(input: NormalisedStats): MaybeAsync<Outcome<boolean>> {
     this.changes++;
-    const local = (): Outcome<boolean> => this.engine.reset(input, this.clock.now());
+    return this.onKey(
+      input,
+      () => this.engine.reset(input, this.clock.now()),
+      (cluster, q) => cluster.resetKey(q, input.key),
+    );
+  }
+
+  /** A key operation: in the engine, or in Redis for a cluster quota (undefined: Redis failed). */
+  private onKey<T>(
+    input: { readonly quota?: string; readonly key: string },
+    local: () => Outcome<T>,
+    remote: (cluster: ClusterScope, q: ClusterQuotaEntry) => Promise<T | undefined>,
+  ): MaybeAsync<Outcome<T>> {
     const q = this.clusterEntry(input.quota, input.key);
     if (q === undefined) return local();
-    return this.cluster!.resetKey(q, input.key).then((v) => keyOp(q.spec, v, local));
+    return remote(this.cluster!, q).then((v) => keyOp(q.spec, v, local));
   }
 
   /** Per quota, this replica's counts: cluster quotas add what Redis decided here. */
