@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# npm start: builds the limiter if dist is missing or older than its sources, then runs it with the
-# embedded defaults (see README.md, "Configuration"): in-process limits only (REDIS_URL unset, so no
-# cluster scope), HTTP on $PORT (8080) and $HOST (0.0.0.0).
-# Only the limiter for now: the admin app (GraphQL over SQLite) is still a shell; once it is written,
-# this script will start it beside the limiter.
+# npm start: builds what is missing or older than its sources, then runs the limiter (:8080) and the
+# admin (GraphQL on :8081/graphql, SQLite under DATA_DIR) with the embedded defaults of README.md,
+# "Configuration": in-process limits only (REDIS_URL unset), NATS at 127.0.0.1:4222 when it runs
+# (both start without it and connect when it comes up). SIGTERM or Ctrl-C stops both; if either
+# exits, the other is stopped too and the script exits with the first one's status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 readonly NEST=node_modules/.bin/nest
-readonly OUT=dist/apps/limiter/main.js
 
 if [[ ! -x "$NEST" ]]; then
   echo "start: dependencies are not installed; run 'npm ci' first" >&2
@@ -17,16 +16,30 @@ fi
 
 # Stale: any source or build setting newer than the bundle.
 stale() {
-  [[ ! -f "$OUT" ]] && return 0
-  [[ -n "$(find apps/limiter libs package.json package-lock.json nest-cli.json tsconfig.json \
-    tsconfig.build.json -type f ! -name '*.spec.ts' -newer "$OUT" -print -quit 2>/dev/null)" ]]
+  local app=$1 out=dist/apps/$1/main.js
+  [[ ! -f "$out" ]] && return 0
+  [[ -n "$(find "apps/$app" libs package.json package-lock.json nest-cli.json tsconfig.json \
+    tsconfig.build.json -type f ! -name '*.spec.ts' -newer "$out" -print -quit 2>/dev/null)" ]]
 }
 
-if stale; then
-  echo "start: building the limiter" >&2
-  "$NEST" build limiter
-  touch "$OUT" # webpack leaves an unchanged bundle untouched, which would look stale forever
-fi
+for app in limiter admin; do
+  if stale "$app"; then
+    echo "start: building the $app" >&2
+    "$NEST" build "$app"
+    touch "dist/apps/$app/main.js" # webpack leaves an unchanged bundle untouched
+  fi
+done
 
-# exec: SIGTERM reaches node directly, which drains and exits 0.
-exec node "$OUT"
+node dist/apps/limiter/main.js &
+limiter=$!
+node dist/apps/admin/main.js &
+admin=$!
+
+stop() { kill -TERM "$limiter" "$admin" 2>/dev/null || true; }
+trap 'stop; wait; exit 0' TERM INT
+set +e
+wait -n "$limiter" "$admin"
+status=$?
+stop
+wait
+exit "$status"

@@ -4,9 +4,8 @@
  * reconnects when that NATS server restarts. The shared nats-server cannot be stopped, so the
  * last test runs a NATS server of its own on a free port.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { connect, type NatsConnection } from 'nats';
 import {
   freePort,
@@ -14,16 +13,13 @@ import {
   uniquePrefix,
   type LimiterProcess,
 } from './support/limiter-process';
+import { startNatsServer, stopProcess, waitUntil as eventually } from './support/nats-process';
 
 jest.setTimeout(60_000);
 
 type Json = Record<string, unknown>;
 
 const SHARED_NATS = 'nats://127.0.0.1:4222';
-const NATS_SERVER_BIN = existsSync('/usr/sbin/nats-server')
-  ? '/usr/sbin/nats-server'
-  : 'nats-server';
-
 async function ask(
   nc: NatsConnection,
   subject: string,
@@ -32,15 +28,6 @@ async function ask(
 ): Promise<Json> {
   const msg = await nc.request(subject, Buffer.from(JSON.stringify(body)), { timeout });
   return JSON.parse(Buffer.from(msg.data).toString('utf8')) as Json;
-}
-
-/** Polls `probe` until it returns true; fails after `ms`. */
-async function eventually(what: string, probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function readyz(limiter: LimiterProcess): Promise<{ status: number; nats: unknown }> {
@@ -53,29 +40,6 @@ async function readyz(limiter: LimiterProcess): Promise<{ status: number; nats: 
     nats = undefined;
   }
   return { status: res.status, nats };
-}
-
-/** A NATS server of our own, on `port`; resolves once it accepts connections. */
-async function startNatsServer(port: number): Promise<ChildProcess> {
-  const server = spawn(NATS_SERVER_BIN, ['-a', '127.0.0.1', '-p', String(port)], {
-    stdio: 'ignore',
-  });
-  await eventually(`nats-server on ${port}`, async () => {
-    if (server.exitCode !== null) throw new Error(`nats-server exited ${server.exitCode}`);
-    const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false });
-    await nc.close();
-    return true;
-  });
-  return server;
-}
-
-async function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 describe('limiter NATS lifecycle: SIGTERM with waiters queued', () => {

@@ -42,9 +42,22 @@ export async function startLimiter(
   timeoutMs = 30_000,
 ): Promise<LimiterProcess> {
   const port = env['PORT'] !== undefined ? Number(env['PORT']) : await freePort();
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/limiter/src/main.ts'], {
+  return startApp('limiter', { ...env, PORT: String(port) }, port, timeoutMs);
+}
+
+/**
+ * Starts apps/<app>/src/main.ts (limiter or admin) listening on `port` (set in `env` under the
+ * app's own variable) and resolves once its /healthz answers.
+ */
+export async function startApp(
+  app: 'limiter' | 'admin',
+  env: Record<string, string>,
+  port: number,
+  timeoutMs: number,
+): Promise<LimiterProcess> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', `apps/${app}/src/main.ts`], {
     cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -56,7 +69,7 @@ export async function startLimiter(
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`limiter exited ${child.exitCode}:\n${out}`);
+    if (child.exitCode !== null) throw new Error(`${app} exited ${child.exitCode}:\n${out}`);
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) break;
@@ -65,7 +78,7 @@ export async function startLimiter(
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`limiter did not start within ${timeoutMs} ms:\n${out}`);
+      throw new Error(`${app} did not start within ${timeoutMs} ms:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

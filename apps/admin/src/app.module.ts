@@ -1,10 +1,55 @@
-import { Module } from '@nestjs/common';
+import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { AuditService } from './audit/audit.service';
+import { ControlModule } from './control';
+import { AdminAuthGuard } from './graphql/auth.guard';
+import { graphqlOptions } from './graphql/graphql-options';
+import { RESOLVERS } from './graphql/resolvers';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
+import { ImportService } from './import/import.service';
+import { ProviderService } from './providers/provider.service';
+import { QuotaEvents } from './quotas/quota-events';
+import { QuotaService } from './quotas/quota.service';
+import { ADMIN_SETTINGS, readAdminSettings, type AdminSettings } from './settings/admin-settings';
+import { SettingsModule } from './settings/settings.module';
+import { StatsService } from './stats/stats.service';
+import { StoreModule } from './store';
+import { ControlSync } from './control-sync';
 
-/** A shell for now: the GraphQL API (/graphql) and the SQLite store are not written yet. */
-@Module({
-  controllers: [HealthController],
-  providers: [HealthService],
-})
-export class AppModule {}
+/**
+ * The admin control plane (CONTRACT section 5): GraphQL on /graphql over SQLite (MikroORM),
+ * publishing to the limiters through a JetStream KV bucket and reading their stats from NATS.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(settings: AdminSettings = readAdminSettings()): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        SettingsModule.forRoot(settings),
+        StoreModule,
+        ControlModule,
+        GraphQLModule.forRootAsync<MercuriusDriverConfig>({
+          driver: MercuriusDriver,
+          inject: [ADMIN_SETTINGS],
+          useFactory: graphqlOptions,
+        }),
+      ],
+      controllers: [HealthController],
+      providers: [
+        HealthService,
+        AdminAuthGuard,
+        QuotaEvents,
+        QuotaService,
+        ProviderService,
+        StatsService,
+        AuditService,
+        ImportService,
+        ControlSync,
+        ...RESOLVERS,
+      ],
+    };
+  }
+}

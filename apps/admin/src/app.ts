@@ -2,10 +2,17 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
+import { readAdminSettings, type AdminSettings } from './settings/admin-settings';
 
 /** Builds the admin app on Fastify without listening; main.ts and the end-to-end tests share it. */
 export function createAdminApp(
   options: NestApplicationOptions = {},
+  settings: AdminSettings = readAdminSettings(),
 ): Promise<NestFastifyApplication> {
-  return NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), options);
+  return NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(settings),
+    // importConfig documents may be up to 4 MiB (MAX_IMPORT_DOCUMENT_BYTES) plus the JSON around them.
+    new FastifyAdapter({ bodyLimit: 5 * 1024 * 1024 }),
+    options,
+  );
 }

@@ -1,10 +1,11 @@
 import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createAdminApp } from './app';
-import { adminListenConfig } from './config';
+import { readAdminSettings } from './settings/admin-settings';
 
 async function bootstrap(): Promise<void> {
-  const config = adminListenConfig();
-  const app = await createAdminApp({ logger: config.logLevels });
+  const settings = readAdminSettings();
+  const config = settings.listen;
+  const app = await createAdminApp({ logger: config.logLevels }, settings);
   // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
   app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
     useProcessExit: true,

@@ -56,3 +56,17 @@ export { effectiveQuotas } from './config/effective-quotas';
 export { isIanaTimeZone } from './config/timezone';
 export { listenConfig, parseLogLevel, parsePort } from './env';
 export type { Env, ListenConfig, LogLevelName } from './env';
+
+export * from './control';
+export { readQuota } from './config/read-quota';
+export { IssueList, formatConfigPath, type ConfigPath, type PathIssue } from './config/issues';
+export {
+  fieldValue,
+  isMapping,
+  readInteger,
+  readMapping,
+  refuseUnknownFields,
+  requireField,
+  type Mapping,
+} from './config/readers';
+export { NAME_RULE } from './config/read-limit';

@@ -48,6 +48,13 @@ export const BUILT_IN_PROVIDERS: readonly ProviderProfile[] = [
   { name: 'local', models: [] },
 ];
 
+const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** `openai`, `anthropic`, or any new provider's name: a lowercase word, safe in a KV key. */
+export function isProviderName(name: string): boolean {
+  return PROVIDER_NAME.test(name);
+}
+
 export const PROVIDER_MINUTE_MS = 60_000;
 /**
  * Providers reset "requests per day" at midnight Pacific time (Gemini documents it), so `rpd` is a

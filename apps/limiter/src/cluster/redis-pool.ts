@@ -5,6 +5,8 @@ import { RedisQuotaStore, type ScriptClient } from './redis-quota-store';
 
 /** How long a script call may take before the request is answered by the failure policy. */
 export const STORE_TIMEOUT_MS = 500;
+/** REDIS_TIMEOUT_MS allows at most this: a request waiting longer is better refused. */
+export const MAX_STORE_TIMEOUT_MS = 60_000;
 
 /** Reconnect every <= 1 s, so exact decisions are back within about a second of Redis returning. */
 const reconnectDelay = (attempt: number): number => Math.min(100 * attempt, 1_000);
@@ -31,10 +33,10 @@ export class RedisPool {
   private readonly stores: RedisQuotaStore[];
   private readonly log = new Logger('Redis');
 
-  constructor(urls: readonly string[], clustered = false) {
+  constructor(urls: readonly string[], clustered = false, timeoutMs = STORE_TIMEOUT_MS) {
     this.clustered = clustered;
     if (clustered) {
-      const cluster = clusterClient(urls);
+      const cluster = clusterClient(urls, timeoutMs);
       // A standalone server refuses CLUSTER SLOTS: the client never gets ready, so say why.
       cluster.on('node error', (error: Error, node: string) => {
         if (!error.message.includes('cluster support disabled')) return;
@@ -47,7 +49,7 @@ export class RedisPool {
       this.stores = [new RedisQuotaStore(cluster, { coalesce: false })];
     } else {
       const explain = (client: Redis, error: Error): Error => this.explain(client, error);
-      this.clients = urls.map((url) => new StandaloneRedis(url, explain));
+      this.clients = urls.map((url) => new StandaloneRedis(url, explain, timeoutMs));
       this.stores = this.clients.map((c) => new RedisQuotaStore(c));
     }
     // Errors are seen by the calls that fail; connection noise must not crash the process.
@@ -111,12 +113,13 @@ class StandaloneRedis extends Redis {
   constructor(
     url: string,
     private readonly explain: (client: Redis, error: Error) => Error,
+    timeoutMs: number,
   ) {
     super(url, {
       enableAutoPipelining: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: STORE_TIMEOUT_MS,
+      commandTimeout: timeoutMs,
       retryStrategy: reconnectDelay,
       lazyConnect: false,
     });
@@ -133,7 +136,7 @@ class StandaloneRedis extends Redis {
  * One client for a Redis Cluster. Nodes found through CLUSTER SLOTS get only `redisOptions`, so
  * credentials and TLS of the seeds (one cluster: the same for all) are carried there.
  */
-function clusterClient(urls: readonly string[]): Cluster {
+function clusterClient(urls: readonly string[], timeoutMs: number): Cluster {
   const first = new URL(urls[0]!);
   const auth: Pick<RedisOptions, 'username' | 'password' | 'tls'> = {
     ...(first.username !== '' && { username: decodeURIComponent(first.username) }),
@@ -154,10 +157,10 @@ function clusterClient(urls: readonly string[]): Cluster {
       enableOfflineQueue: false,
       clusterRetryStrategy: reconnectDelay,
       // Retrying a closed connection or CLUSTERDOWN inside a request (100 ms each, up to 16 times)
-      // would outlast STORE_TIMEOUT_MS; the failure policy answers and the next request retries.
+      // would outlast the command timeout; the failure policy answers and the next request retries.
       retryDelayOnFailover: 0,
       retryDelayOnClusterDown: 0,
-      redisOptions: { ...auth, commandTimeout: STORE_TIMEOUT_MS, maxRetriesPerRequest: 0 },
+      redisOptions: { ...auth, commandTimeout: timeoutMs, maxRetriesPerRequest: 0 },
     },
   );
 }

@@ -68,7 +68,7 @@ export class LimiterService implements OnModuleDestroy {
     this.engine = new Engine(this.base, { shards: settings.shards });
     if (settings.redisUrls.length > 0) {
       this.cluster = new ClusterScope(
-        new RedisPool(settings.redisUrls, settings.redisCluster),
+        new RedisPool(settings.redisUrls, settings.redisCluster, settings.redisTimeoutMs),
         storeFailureAnswer((input) => this.acquireLocally(input)),
         `${Math.random().toString(36).slice(2, 8)}.`,
       );

@@ -13,6 +13,9 @@ export class NatsResponder {
   private readonly logger = new Logger('NatsResponder');
   private readonly owed = new Set<Promise<void>>();
 
+  /** `failureReply` answers a message whose handler failed (the control plane has its own shape). */
+  constructor(private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY) {}
+
   callback(
     operation: (data: Uint8Array) => NatsReply,
   ): (error: NatsError | null, msg: Msg) => void {
@@ -26,7 +29,7 @@ export class NatsResponder {
         reply = operation(msg.data);
       } catch (thrown) {
         this.logger.error(`${msg.subject}: ${describe(thrown)}`);
-        reply = INTERNAL_ERROR_REPLY;
+        reply = this.failureReply;
       }
       if (reply instanceof Promise) this.answerLater(msg, reply);
       else this.answer(msg, reply);
@@ -50,7 +53,7 @@ export class NatsResponder {
     const owed = reply
       .catch((thrown: unknown) => {
         this.logger.error(`${msg.subject}: ${describe(thrown)}`);
-        return INTERNAL_ERROR_REPLY;
+        return this.failureReply;
       })
       .then((bytes) => this.answer(msg, bytes))
       .finally(() => this.owed.delete(owed));

@@ -59,6 +59,7 @@ export class NatsTransport
   private connecting: Promise<void> | undefined;
   private stopping = false;
   private wakeRetry: (() => void) | undefined;
+  private readonly connectionListeners: ((nc: NatsConnection) => void)[] = [];
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -66,6 +67,15 @@ export class NatsTransport
     requests: NatsRequestsService,
   ) {
     this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
+  }
+
+  /**
+   * The control plane shares this connection rather than opening its own: it is told of every new
+   * one (nats.js reconnects keep the same connection object; a fresh one follows a close).
+   */
+  onConnection(listener: (nc: NatsConnection) => void): void {
+    this.connectionListeners.push(listener);
+    if (this.connection !== undefined && !this.connection.isClosed()) listener(this.connection);
   }
 
   onApplicationBootstrap(): void {
@@ -139,6 +149,13 @@ export class NatsTransport
       nc.subscribe(subject, { queue, callback: this.responder.callback(handle) }),
     );
     void this.follow(nc);
+    for (const listener of this.connectionListeners) {
+      try {
+        listener(nc);
+      } catch (error) {
+        this.logger.error(`connection listener failed: ${describe(error)}`);
+      }
+    }
     // Subscribed once the server has seen the SUBs: a round trip behind them.
     nc.flush().then(
       () => {

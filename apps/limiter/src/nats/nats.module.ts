@@ -6,5 +6,5 @@ import { NatsTransport } from './nats-transport.service';
  * NATS request-reply (CONTRACT.md section 3), served with the nats.js client directly rather than
  * NestJS's microservice transport: see NatsTransport for why and for the connection lifecycle.
  */
-@Module({ providers: [NatsRequestsService, NatsTransport] })
+@Module({ providers: [NatsRequestsService, NatsTransport], exports: [NatsTransport] })
 export class NatsModule {}

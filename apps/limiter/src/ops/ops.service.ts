@@ -4,29 +4,37 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
+import { ControlService } from '../control/control.service';
+import { QuotaLayersService } from '../control/quota-layers.service';
 import { ConfigLoaderService } from './config/config-loader.service';
 import { PersistenceService } from './persistence/persistence.service';
 
 /**
- * The order of operations at start and stop. Start: the config's quotas first, then the stored
- * usage (restore only fills quotas that exist). Stop: no more reloads; once the engine host has
- * answered every waiter (its onModuleDestroy), the last write.
+ * The order of operations at start and stop. Start: the admin's control set stored under DATA_DIR
+ * and the config's quotas first, then the stored usage (restore only fills quotas that exist).
+ * Stop: no more reloads or control changes; once the engine host has answered every waiter (its
+ * onModuleDestroy), the last write.
  */
 @Injectable()
 export class OpsService implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
   constructor(
     private readonly config: ConfigLoaderService,
     private readonly persistence: PersistenceService,
+    private readonly control: ControlService,
+    private readonly layers: QuotaLayersService,
   ) {}
 
   onModuleInit(): void {
+    this.control.start();
     this.config.start();
     this.persistence.start();
-    this.config.onApplied(() => this.persistence.restorePending());
+    // Either layer may bring back a quota whose usage was stored before the restart.
+    this.layers.onApplied(() => this.persistence.restorePending());
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.config.stop();
+    await this.control.stop();
   }
 
   onApplicationShutdown(): void {

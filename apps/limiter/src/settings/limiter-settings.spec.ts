@@ -36,3 +36,14 @@ describe('REDIS_CLUSTER', () => {
     );
   });
 });
+
+describe('REDIS_TIMEOUT_MS', () => {
+  it('defaults to 500 ms and takes 1..60000', () => {
+    expect(readLimiterSettings({}).redisTimeoutMs).toBe(500);
+    expect(readLimiterSettings({ REDIS_TIMEOUT_MS: '5000' }).redisTimeoutMs).toBe(5000);
+  });
+
+  it.each(['0', '-1', '60001', '1.5', 'soon'])('refuses %s, naming the variable', (raw) => {
+    expect(() => readLimiterSettings({ REDIS_TIMEOUT_MS: raw })).toThrow('REDIS_TIMEOUT_MS');
+  });
+});

@@ -7,6 +7,7 @@ import {
   type GoccSettings,
   type ListenConfig,
 } from '@app/contracts';
+import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/redis-pool';
 
 /** The limiter's environment (CONTRACT.md section 6), read once at start and validated. */
 export interface LimiterSettings {
@@ -26,6 +27,8 @@ export interface LimiterSettings {
   readonly redisUrls: readonly string[];
   /** REDIS_CLUSTER: the URLs are seed nodes of one Redis Cluster, not servers of their own. */
   readonly redisCluster: boolean;
+  /** REDIS_TIMEOUT_MS: how long a Redis call may take before onStoreFailure answers. */
+  readonly redisTimeoutMs: number;
 }
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
@@ -71,6 +74,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     shards: positiveInt(env, 'SHARDS', 25, 4096),
     redisUrls: urls,
     redisCluster,
+    redisTimeoutMs: positiveInt(env, 'REDIS_TIMEOUT_MS', STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS),
   };
 }
 

@@ -1,11 +1,10 @@
+import { isProviderName } from '../providers';
 import { DEFAULT_QUOTA_NAME, type QuotaSpec } from '../quota-spec';
 import type { IssueList } from './issues';
 import { readQuota, readQuotaOverrides } from './read-quota';
 import { fieldValue, refuseUnknownFields, type Mapping } from './readers';
 
 const TOP_LEVEL_FIELDS: ReadonlySet<string> = new Set(['defaults', 'quotas', 'providers']);
-/** `openai`, `anthropic`, or any new provider's name. */
-const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 
 export interface NativeConfig {
   readonly quotas: readonly QuotaSpec[];
@@ -20,7 +19,7 @@ function readProviders(value: unknown, issues: IssueList): string[] {
   }
   const names = new Set<string>();
   value.forEach((name: unknown, index) => {
-    if (typeof name === 'string' && PROVIDER_NAME.test(name)) names.add(name);
+    if (typeof name === 'string' && isProviderName(name)) names.add(name);
     else
       issues.add(
         ['providers', index],

@@ -1,7 +1,8 @@
-import { ConfigError, effectiveQuotas, parseConfigFile, type LimiterConfig } from '@app/contracts';
+import { ConfigError, parseConfigFile, type LimiterConfig } from '@app/contracts';
 import { InvalidQuotaError } from '@app/engine';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { readFileSync, statSync } from 'node:fs';
+import { QuotaLayersService } from '../../control/quota-layers.service';
 import { LimiterService } from '../../engine-host/limiter.service';
 import { ReadinessService } from '../../engine-host/readiness.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
@@ -18,10 +19,11 @@ export interface ConfigLoaderStats {
 }
 
 /**
- * Puts CONFIG_FILE in force and keeps it so (CONTRACT.md section 7). Without a file the default
- * quota from the GoCC variables is the whole config. A refused file (unreadable, ConfigError,
- * InvalidQuotaError) is logged with its line and field; the last good config stays in force and
- * /readyz shows the message. Until a file given at start has loaded once, /readyz answers 503.
+ * Puts CONFIG_FILE in force and keeps it so (CONTRACT.md section 7), as the lower layer under the
+ * admin's control set (QuotaLayersService). Without a file the default quota from the GoCC
+ * variables is the whole config. A refused file (unreadable, ConfigError, InvalidQuotaError) is
+ * logged with its line and field; the last good config stays in force and /readyz shows the
+ * message. Until a file given at start has loaded once, /readyz answers 503.
  */
 @Injectable()
 export class ConfigLoaderService {
@@ -36,6 +38,7 @@ export class ConfigLoaderService {
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly limiter: LimiterService,
     private readonly readiness: ReadinessService,
+    private readonly layers: QuotaLayersService,
   ) {}
 
   /** Runs after every config put in force (persistence restores quotas that appear late). */
@@ -76,7 +79,8 @@ export class ConfigLoaderService {
     let config: LimiterConfig;
     try {
       config = parseConfigFile(text, { gocc: this.settings.gocc, source: file });
-      this.limiter.setQuotas(effectiveQuotas(config));
+      // In force over the admin's control set, if one is known (QuotaLayersService).
+      this.layers.setConfig(config);
     } catch (error) {
       this.refuse(
         error instanceof InvalidQuotaError ? `${file}: ${error.message}` : message(error),

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { QuotaLayersService } from '../../control/quota-layers.service';
 import { LimiterService } from '../../engine-host/limiter.service';
 import { ConfigLoaderService } from '../config/config-loader.service';
 import { PersistenceService } from '../persistence/persistence.service';
@@ -26,6 +27,7 @@ export class MetricsService {
     limiter: LimiterService,
     config: ConfigLoaderService,
     persistence: PersistenceService,
+    layers: QuotaLayersService,
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -91,6 +93,17 @@ export class MetricsService {
       registers,
       collect() {
         this.set(config.stats.valid ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_control_sets_total',
+      help: 'Admin control sets put in force (applied) or refused by the engine',
+      labelNames: ['result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('applied').inc(layers.stats.applied);
+        this.labels('refused').inc(layers.stats.refused);
       },
     });
     new Counter({

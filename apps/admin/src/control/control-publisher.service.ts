@@ -1,0 +1,284 @@
+import {
+  controlNames,
+  encodeEntry,
+  providerEntryKey,
+  quotaEntryKey,
+  type ControlEntry,
+  type ControlProvider,
+  type ControlQuota,
+  type ControlSet,
+} from '@app/contracts';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { KV, NatsConnection } from 'nats';
+import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
+import { errorMessage } from './error-message';
+import { NatsConnectionService } from './nats-connection.service';
+
+/** JetStream API calls (bucket lookup, put, get, delete) give up after this long. */
+const JETSTREAM_TIMEOUT_MS = 2_000;
+/** After a failed write or reconcile while NATS is up, reconcile again this often until in sync. */
+const RETRY_RECONCILE_MS = 2_000;
+/** Shutdown waits at most this long for queued writes. */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+/**
+ * What a write did. `published: false` means "stored (by the caller), not yet published": NATS is
+ * down or JetStream refused; the next reconcile (on reconnect, or the retry while NATS is up)
+ * publishes it. Never an exception: a mutation must not fail because NATS is away.
+ */
+export type PublishOutcome =
+  { readonly published: true } | { readonly published: false; readonly reason: string };
+
+/** A reconcile's outcome; `put` / `deleted` count the KV writes it needed. */
+export type ReconcileOutcome =
+  | { readonly published: true; readonly put: number; readonly deleted: number }
+  | { readonly published: false; readonly reason: string };
+
+/** Where reconcile reads the admin's whole state (the SQLite store owns it). */
+export type ControlSetSource = () => Promise<ControlSet>;
+
+type KvOp =
+  | { readonly op: 'put'; readonly key: string; readonly value: string }
+  | { readonly op: 'delete'; readonly key: string };
+
+/**
+ * Publishes the admin's quotas and provider profiles to the JetStream KV bucket the limiters
+ * watch (`controlNames(prefix).bucket`, one entry per quota / provider, history 1).
+ *
+ * Every KV operation, single writes and reconciles alike, runs through one FIFO queue, so writes
+ * land in the order they were asked for (a put then a delete of the same key ends deleted) and a
+ * reconcile never interleaves with a write.
+ *
+ * The bucket is made to match the admin's state (`reconcile`) on every connect and reconnect (a
+ * NATS restarted without its JetStream store comes back with no bucket: it is created again and
+ * refilled) and, while NATS is up, every RETRY_RECONCILE_MS after a write failed. The state comes
+ * from the function given to `setSource`.
+ */
+@Injectable()
+export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('ControlPublisher');
+  private readonly name: string;
+  private source: ControlSetSource | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  private bucket: { readonly nc: NatsConnection; readonly kv: KV } | undefined;
+  /** Something the caller stored is not (known to be) in the bucket: reconcile is owed. */
+  private behind = false;
+  /** Logged once per outage of JetStream writes, not once per write. */
+  private failing = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private removeUpListener: (() => void) | undefined;
+
+  constructor(
+    @Inject(ADMIN_SETTINGS) settings: AdminSettings,
+    private readonly nats: NatsConnectionService,
+  ) {
+    this.name = controlNames(settings.subjectPrefix).bucket;
+  }
+
+  /** The KV bucket's name. */
+  get bucketName(): string {
+    return this.name;
+  }
+
+  /** True while something stored is not yet published (NATS down, or a write failed). */
+  get pending(): boolean {
+    return this.behind;
+  }
+
+  onModuleInit(): void {
+    this.removeUpListener = this.nats.onUp(() => {
+      // The bucket may be gone with a restarted server: look it up (or create it) again.
+      this.bucket = undefined;
+      void this.reconcileFromSource();
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.retryTimer);
+    this.removeUpListener?.();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)));
+    await Promise.race([this.tail, late]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Where reconcile reads the admin's state. Setting it reconciles at once when NATS is up (and
+   * on every connect and reconnect from then on).
+   */
+  setSource(source: ControlSetSource): void {
+    this.source = source;
+    if (this.nats.isUp) void this.reconcileFromSource();
+  }
+
+  publishQuota(quota: ControlQuota): Promise<PublishOutcome> {
+    return this.write(entryOp({ kind: 'quota', quota }));
+  }
+
+  removeQuota(name: string): Promise<PublishOutcome> {
+    return this.write({ op: 'delete', key: quotaEntryKey(name) });
+  }
+
+  publishProvider(provider: ControlProvider): Promise<PublishOutcome> {
+    return this.write(entryOp({ kind: 'provider', provider }));
+  }
+
+  removeProvider(name: string): Promise<PublishOutcome> {
+    return this.write({ op: 'delete', key: providerEntryKey(name) });
+  }
+
+  /**
+   * Makes the bucket hold exactly `set`: puts entries that are missing or differ, deletes keys
+   * that are not in it. Entries already equal are left alone (no revision, no watcher wake-up).
+   */
+  reconcile(set: ControlSet): Promise<ReconcileOutcome> {
+    return this.enqueue(() => this.reconcileNow(set));
+  }
+
+  /** Reconciles with the state the source gives now (in queue order). */
+  reconcileFromSource(): Promise<ReconcileOutcome> {
+    return this.enqueue(async () => {
+      const source = this.source;
+      if (source === undefined) return notPublished('no source of the admin state yet');
+      let set: ControlSet;
+      try {
+        set = await source();
+      } catch (error) {
+        this.fellBehind(`reading the admin state failed: ${errorMessage(error)}`);
+        return notPublished(errorMessage(error));
+      }
+      return this.reconcileNow(set);
+    });
+  }
+
+  /** Resolves once every write and reconcile asked for so far has finished. */
+  async idle(): Promise<void> {
+    await this.tail;
+  }
+
+  private write(op: KvOp): Promise<PublishOutcome> {
+    return this.enqueue(async (): Promise<PublishOutcome> => {
+      try {
+        const kv = await this.openBucket();
+        if (kv === undefined) {
+          this.behind = true;
+          return notPublished('NATS is not connected');
+        }
+        if (op.op === 'put') await kv.put(op.key, op.value);
+        else await kv.delete(op.key);
+        this.recovered();
+        return { published: true };
+      } catch (error) {
+        this.fellBehind(`control bucket write failed: ${errorMessage(error)}`);
+        return notPublished(errorMessage(error));
+      }
+    });
+  }
+
+  private async reconcileNow(set: ControlSet): Promise<ReconcileOutcome> {
+    try {
+      const kv = await this.openBucket();
+      if (kv === undefined) {
+        this.behind = true;
+        return notPublished('NATS is not connected');
+      }
+      const wanted = new Map<string, string>();
+      for (const quota of set.quotas) addEntry(wanted, { kind: 'quota', quota });
+      for (const provider of set.providers) addEntry(wanted, { kind: 'provider', provider });
+
+      const present: string[] = [];
+      for await (const key of await kv.keys()) present.push(key);
+
+      let put = 0;
+      let deleted = 0;
+      for (const [key, value] of wanted) {
+        const entry = await kv.get(key);
+        if (entry !== null && entry.operation === 'PUT' && entry.string() === value) continue;
+        await kv.put(key, value);
+        put++;
+      }
+      for (const key of present) {
+        if (wanted.has(key)) continue;
+        await kv.delete(key);
+        deleted++;
+      }
+      this.behind = false;
+      this.recovered();
+      if (put + deleted > 0) {
+        this.logger.log(`control bucket reconciled: ${put} put, ${deleted} deleted`);
+      }
+      return { published: true, put, deleted };
+    } catch (error) {
+      this.fellBehind(`control bucket reconcile failed: ${errorMessage(error)}`);
+      return notPublished(errorMessage(error));
+    }
+  }
+
+  /** The bucket on the current connection, created when missing; undefined while NATS is down. */
+  private async openBucket(): Promise<KV | undefined> {
+    const nc = this.nats.connection;
+    if (nc === undefined) return undefined;
+    if (this.bucket?.nc === nc) return this.bucket.kv;
+    const kv = await nc
+      .jetstream({ timeout: JETSTREAM_TIMEOUT_MS })
+      .views.kv(this.name, { history: 1, timeout: JETSTREAM_TIMEOUT_MS });
+    this.bucket = { nc, kv };
+    return kv;
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(task, task);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A write failed while NATS was up: forget the bucket handle and retry with a reconcile. */
+  private fellBehind(why: string): void {
+    this.behind = true;
+    this.bucket = undefined;
+    if (!this.failing) {
+      this.failing = true;
+      this.logger.warn(`${why}; will reconcile`);
+    }
+    this.scheduleRetry();
+  }
+
+  private recovered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    if (!this.behind) this.logger.log('control bucket writes work again');
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopping || this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      // While NATS is down the reconnect listener reconciles instead.
+      if (this.behind && this.nats.isUp && this.source !== undefined && !this.stopping) {
+        void this.reconcileFromSource();
+      }
+    }, RETRY_RECONCILE_MS);
+    this.retryTimer.unref();
+  }
+}
+
+function entryOp(entry: ControlEntry): KvOp {
+  const { key, value } = encodeEntry(entry);
+  return { op: 'put', key, value };
+}
+
+function addEntry(into: Map<string, string>, entry: ControlEntry): void {
+  const { key, value } = encodeEntry(entry);
+  into.set(key, value);
+}
+
+function notPublished(reason: string): { readonly published: false; readonly reason: string } {
+  return { published: false, reason };
+}

@@ -1,0 +1,32 @@
+export { ControlModule } from './control.module';
+export {
+  NatsConnectionService,
+  type NatsUpEvent,
+  type NatsUpListener,
+} from './nats-connection.service';
+export {
+  ControlPublisher,
+  type ControlSetSource,
+  type PublishOutcome,
+  type ReconcileOutcome,
+} from './control-publisher.service';
+export {
+  StatsAggregator,
+  STATS_UPDATE_EVERY_MS,
+  parseStatsReport,
+  type QuotaStatsSum,
+  type StatsUpdate,
+} from './stats-aggregator.service';
+export {
+  LimiterClient,
+  FAN_OUT_MAX_WAIT_MS,
+  USAGE_TIMEOUT_MS,
+  type RecordUsageResult,
+  type UsageCost,
+} from './limiter-client.service';
+export {
+  combineKeyStats,
+  combineReset,
+  type KeyStatsResult,
+  type ResetKeyResult,
+} from './combine-answers';

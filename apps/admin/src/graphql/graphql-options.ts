@@ -1,0 +1,51 @@
+import type { MercuriusDriverConfig } from '@nestjs/mercurius';
+import type { FastifyRequest } from 'fastify';
+import type { AdminSettings } from '../settings/admin-settings';
+import type { GraphQLContext } from './graphql-context';
+import { MAX_QUERY_DEPTH, queryRules } from './query-limits';
+import { refusal, requestAuth } from './request-auth';
+
+/** Sent by the server on idle subscriptions, so proxies keep them open. */
+const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Mercurius on the app's Fastify: /graphql for queries and mutations, graphql-ws
+ * (graphql-transport-ws) subscriptions on the same path. The schema is built in memory at start;
+ * the committed schema.gql is written by `npm run schema` and checked by a test.
+ */
+export function graphqlOptions(settings: AdminSettings): MercuriusDriverConfig {
+  return {
+    path: '/graphql',
+    autoSchemaFile: true,
+    sortSchema: true,
+    graphiql: !settings.production,
+    queryDepth: MAX_QUERY_DEPTH,
+    // Complexity depends on the variables (auditLog(limit: $n)), so rules run per request and
+    // Mercurius's query cache, which would skip them, stays off.
+    cache: false,
+    validationRules: queryRules(settings.production),
+    context: (request: FastifyRequest): GraphQLContext => ({
+      auth: requestAuth(request.headers, settings, request.ip),
+    }),
+    subscription: {
+      keepAlive: KEEP_ALIVE_MS,
+      context: (_socket: unknown, request: FastifyRequest): GraphQLContext => ({
+        auth: requestAuth(request.headers, settings, request.ip),
+      }),
+      // Browsers cannot set headers on a WebSocket: the token comes in connection_init's payload.
+      onConnect: ({ payload }: { payload: unknown }): GraphQLContext | false => {
+        const fields = isRecord(payload)
+          ? isRecord(payload['headers'])
+            ? payload['headers']
+            : payload
+          : {};
+        const auth = requestAuth(fields, settings);
+        return refusal('subscription', auth, settings) === undefined ? { auth } : false;
+      },
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,170 @@
+import {
+  ConfigError,
+  DEFAULT_QUEUE_MAX_WAIT_MS,
+  DEFAULT_QUOTA_NAME,
+  fieldValue,
+  formatConfigPath,
+  formatDuration,
+  isMapping,
+  parseConfigFile,
+  type ConfigPath,
+  type GoccSettings,
+  type LimiterConfig,
+  type Mapping,
+} from '@app/contracts';
+import { IMPORT_SOURCE, type ImportPlan } from './import-plan';
+
+/**
+ * This project's config file (CONTRACT section 7) and GoCC's `{ "keys": [...] }`, both read by
+ * parseConfigFile exactly as CONFIG_FILE is read. One difference: parseConfigFile always returns
+ * a `default` quota, made from the environment when the file sets none; an import leaves the
+ * admin's default quota alone unless the document sets it (`defaults:` or a quota named default).
+ */
+
+const GOCC_KEY_FIELDS: ReadonlySet<string> = new Set([
+  'key_pattern',
+  'key_pattern_is_regex',
+  'max_requests_per_window',
+  'max_requests_in_queue',
+  'window_millis',
+]);
+const GOCC_FALLBACKS: readonly {
+  field: string;
+  variable: string;
+  value: (settings: GoccSettings) => number;
+}[] = [
+  {
+    field: 'max_requests_per_window',
+    variable: 'MAX_REQUESTS',
+    value: (settings) => settings.maxRequests,
+  },
+  {
+    field: 'max_requests_in_queue',
+    variable: 'MAX_REQUESTS_IN_QUEUE',
+    value: (settings) => settings.maxRequestsInQueue,
+  },
+  { field: 'window_millis', variable: 'WINDOW_MILLIS', value: (settings) => settings.windowMillis },
+];
+const MAX_LISTED_FIELDS = 10;
+
+function setsDefault(root: Mapping): boolean {
+  if (fieldValue(root, 'defaults') !== undefined) return true;
+  const quotas = fieldValue(root, 'quotas');
+  return (
+    Array.isArray(quotas) &&
+    quotas.some((quota) => isMapping(quota) && fieldValue(quota, 'name') === DEFAULT_QUOTA_NAME)
+  );
+}
+
+function withoutDefault(config: LimiterConfig): ImportPlan['quotas'] {
+  return config.quotas.filter((quota) => quota.name !== DEFAULT_QUOTA_NAME);
+}
+
+export function readNativeImport(document: string, root: Mapping, gocc: GoccSettings): ImportPlan {
+  const config = parseConfigFile(document, { gocc, source: IMPORT_SOURCE });
+  if (config.format === 'gocc') {
+    const plan = goccPlan(config, root, gocc);
+    plan.notes.unshift(
+      'The document is GoCC\'s { "keys": [...] } config, which CONFIG_FILE also accepts; it was read as format gocc.',
+    );
+    return plan;
+  }
+  const notes: string[] = [];
+  let quotas = [...config.quotas];
+  if (!setsDefault(root)) {
+    quotas = withoutDefault(config);
+    notes.push(
+      'The document sets no default quota (no `defaults:` and no quota named default), so the ' +
+        "admin's default quota is left as it is.",
+    );
+  }
+  return {
+    source: 'native',
+    quotas,
+    enableProviders: [...config.providers],
+    models: [],
+    usage: [],
+    notes,
+  };
+}
+
+/** GoCC ignores fields it does not know; say which ones were ignored. */
+function ignoredGoccFields(root: Mapping): string[] {
+  const ignored: ConfigPath[] = Object.keys(root)
+    .filter((field) => field !== 'keys')
+    .map((field) => [field]);
+  const keys = fieldValue(root, 'keys');
+  if (Array.isArray(keys)) {
+    keys.forEach((key: unknown, index) => {
+      if (!isMapping(key)) return;
+      for (const field of Object.keys(key)) {
+        if (!GOCC_KEY_FIELDS.has(field)) ignored.push(['keys', index, field]);
+      }
+    });
+  }
+  return ignored.map(formatConfigPath);
+}
+
+function goccNotes(root: Mapping, config: LimiterConfig, gocc: GoccSettings): string[] {
+  const notes = [
+    "GoCC's config has no default quota; keys that match no key_pattern keep the admin's default quota as it is.",
+  ];
+  const keys = fieldValue(root, 'keys');
+  const items = Array.isArray(keys) ? keys.filter(isMapping) : [];
+  for (const { field, variable, value } of GOCC_FALLBACKS) {
+    const unset = items.filter((item) => {
+      const setting = fieldValue(item, field);
+      return setting === undefined || setting === 0;
+    }).length;
+    if (unset === 0) continue;
+    const fallback = value(gocc);
+    const shown =
+      field === 'max_requests_per_window' && fallback === 0 ? '0 (unlimited)' : fallback;
+    notes.push(
+      `${unset} of ${items.length} GoCC ${items.length === 1 ? 'key leaves' : 'keys leave'} ${field} ` +
+        `unset or 0: ${unset === 1 ? 'it takes' : 'they take'} ${variable} = ${shown} from the admin's ` +
+        'environment, fixed at import time.',
+    );
+  }
+  const queued = config.quotas.some(
+    (quota) => quota.name !== DEFAULT_QUOTA_NAME && (quota.queue?.maxSize ?? 0) > 0,
+  );
+  if (queued) {
+    notes.push(
+      'GoCC lets a queued request wait until a window admits it; here each imported key waits at ' +
+        'most as long as its full queue takes to drain, and never less than ' +
+        `${formatDuration(DEFAULT_QUEUE_MAX_WAIT_MS)} (queue.maxWaitMs).`,
+    );
+  }
+  const ignored = ignoredGoccFields(root);
+  if (ignored.length > 0) {
+    const listed = ignored.slice(0, MAX_LISTED_FIELDS).join(', ');
+    const more =
+      ignored.length > MAX_LISTED_FIELDS ? ` and ${ignored.length - MAX_LISTED_FIELDS} more` : '';
+    notes.push(`Fields GoCC does not read were ignored: ${listed}${more}.`);
+  }
+  return notes;
+}
+
+function goccPlan(config: LimiterConfig, root: Mapping, gocc: GoccSettings): ImportPlan {
+  return {
+    source: 'gocc',
+    quotas: withoutDefault(config),
+    enableProviders: [],
+    models: [],
+    usage: [],
+    notes: goccNotes(root, config, gocc),
+  };
+}
+
+/** Format gocc: the document must be GoCC's (parseConfigFile must report format gocc). */
+export function readGoccImport(document: string, root: Mapping, gocc: GoccSettings): ImportPlan {
+  const config = parseConfigFile(document, { gocc, source: IMPORT_SOURCE });
+  if (config.format !== 'gocc') {
+    throw new ConfigError(
+      [{ path: 'keys', message: 'is required: GoCC\'s config is { "keys": [...] }' }],
+      IMPORT_SOURCE,
+    );
+  }
+  return goccPlan(config, root, gocc);
+}

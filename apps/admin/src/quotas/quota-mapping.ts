@@ -1,0 +1,35 @@
+import type { ControlQuota } from '@app/contracts';
+import {
+  Scope,
+  type Algorithm,
+  type Align,
+  type Quota,
+  type StoreFailurePolicy,
+} from './quota.types';
+
+/** The stored quota as GraphQL shows it; omitted policy fields show their defaults. */
+export function toQuota(q: ControlQuota): Quota {
+  const { spec } = q;
+  return {
+    name: spec.name,
+    match: spec.match,
+    limits: spec.limits.map((l) => ({
+      name: l.name,
+      unit: l.unit,
+      limit: l.limit,
+      windowMs: l.windowMs,
+      algorithm: l.algorithm as Algorithm,
+      burst: l.burst,
+      align: l.align as Align | undefined,
+      timezone: l.timezone,
+      precision: l.precision,
+    })),
+    queue: spec.queue,
+    concurrency: spec.concurrency,
+    scope: (spec.scope ?? Scope.local) as Scope,
+    onStoreFailure: spec.onStoreFailure as StoreFailurePolicy | undefined,
+    shadow: spec.shadow ?? false,
+    version: q.version,
+    updatedAt: new Date(q.updatedAt),
+  };
+}

@@ -1,0 +1,71 @@
+import {
+  DEFAULT_QUOTA_NAME,
+  formatConfigPath,
+  IssueList,
+  readQuota,
+  type QuotaSpec,
+} from '@app/contracts';
+import { compileQuota, InvalidQuotaError } from '@app/engine';
+import { userInputError, type FieldIssue } from '../graphql/user-input-error';
+import type { QuotaInput } from './quota.inputs';
+
+/** GraphQL gives null for omitted nullable fields; the config reader wants them absent. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    if (v !== null && v !== undefined) out[k] = withoutNulls(v);
+  return out;
+}
+
+/**
+ * The same rules as a config file's quota (one reader for both), then the engine's own check,
+ * so a quota the admin accepts is one every limiter can serve. Throws BAD_USER_INPUT naming
+ * each field (`input.limits[0].window`).
+ */
+export function validateQuotaInput(input: QuotaInput, others: readonly QuotaSpec[]): QuotaSpec {
+  const issues = new IssueList();
+  const spec = readQuota(withoutNulls(input), ['input'], issues);
+  const found: FieldIssue[] = issues.all.map((i) => ({
+    field: formatConfigPath(i.path),
+    message: i.message,
+  }));
+  if (spec !== undefined && found.length === 0) {
+    found.push(...crossChecks(spec, others));
+    if (found.length === 0) {
+      try {
+        compileQuota(spec);
+      } catch (error) {
+        if (!(error instanceof InvalidQuotaError)) throw error;
+        found.push({ field: 'input', message: error.message });
+      }
+    }
+  }
+  if (spec === undefined || found.length > 0) {
+    throw userInputError(
+      found.length > 0 ? found : [{ field: 'input', message: 'is not a quota' }],
+    );
+  }
+  return spec;
+}
+
+function crossChecks(spec: QuotaSpec, others: readonly QuotaSpec[]): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (spec.limits.length === 0) {
+    issues.push({ field: 'input.limits', message: 'needs at least one limit' });
+  }
+  if (spec.name === DEFAULT_QUOTA_NAME && spec.match !== undefined) {
+    issues.push({
+      field: 'input.match',
+      message: 'the default quota serves unmatched keys and takes no match',
+    });
+  }
+  const clash = others.find(
+    (o) => o.name !== spec.name && o.match !== undefined && o.match === spec.match,
+  );
+  if (clash !== undefined) {
+    issues.push({ field: 'input.match', message: `is the same pattern as quota "${clash.name}"` });
+  }
+  return issues;
+}

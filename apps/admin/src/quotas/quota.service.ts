@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { ControlPublisher } from '../control';
+import { notFoundError } from '../graphql/user-input-error';
+import { AdminStore } from '../store';
+import { QuotaEvents } from './quota-events';
+import type { QuotaInput } from './quota.inputs';
+import { toQuota } from './quota-mapping';
+import { validateQuotaInput } from './quota-validation';
+import { QuotaChangeKind, type Quota } from './quota.types';
+
+/**
+ * Quotas the admin manages: validated, stored with their audit entry in one transaction, then
+ * published to the limiters' KV bucket. If NATS is down the change is stored and reaches the
+ * limiters at the next reconcile (on reconnect).
+ */
+@Injectable()
+export class QuotaService {
+  constructor(
+    private readonly store: AdminStore,
+    private readonly publisher: ControlPublisher,
+    private readonly events: QuotaEvents,
+  ) {}
+
+  async list(): Promise<Quota[]> {
+    return (await this.store.quotas()).map(toQuota);
+  }
+
+  async get(name: string): Promise<Quota | undefined> {
+    const q = await this.store.quota(name);
+    return q === undefined ? undefined : toQuota(q);
+  }
+
+  async upsert(input: QuotaInput, actor: string): Promise<Quota> {
+    const others = (await this.store.quotas()).map((q) => q.spec);
+    const spec = validateQuotaInput(input, others);
+    const { after } = await this.store.saveQuota(spec, actor);
+    await this.publisher.publishQuota(after);
+    const quota = toQuota(after);
+    this.events.emit({
+      name: spec.name,
+      change: QuotaChangeKind.upserted,
+      quota,
+      at: quota.updatedAt,
+    });
+    return quota;
+  }
+
+  async delete(name: string, actor: string): Promise<boolean> {
+    const removed = await this.store.deleteQuota(name, actor);
+    if (removed === undefined) throw notFoundError(`no quota named "${name}"`);
+    await this.publisher.removeQuota(name);
+    this.events.emit({ name, change: QuotaChangeKind.deleted, at: new Date() });
+    return true;
+  }
+}

@@ -1,0 +1,52 @@
+import {
+  DEFAULT_NATS_SUBJECT_PREFIX,
+  isValidSubjectPrefix,
+  listenConfig,
+  readGoccSettings,
+  type Env,
+  type GoccSettings,
+  type ListenConfig,
+} from '@app/contracts';
+
+/** The admin's environment (CONTRACT.md section 6), read once at start and validated. */
+export interface AdminSettings {
+  readonly listen: ListenConfig;
+  /** Empty: run without NATS (changes are stored but reach no limiter; stats stay empty). */
+  readonly natsUrl: string;
+  readonly subjectPrefix: string;
+  /** The SQLite file lives here, as `admin.sqlite`. */
+  readonly dataDir: string;
+  /** When set, every mutation needs `Authorization: Bearer <adminToken>`. */
+  readonly adminToken: string | undefined;
+  /** When set, queries and subscriptions need this token (or adminToken). */
+  readonly readToken: string | undefined;
+  /** NODE_ENV=production: no introspection, no GraphiQL. */
+  readonly production: boolean;
+  /** MAX_REQUESTS and friends: what a GoCC document imported without them falls back to. */
+  readonly gocc: GoccSettings;
+}
+
+export const ADMIN_SETTINGS = Symbol('AdminSettings');
+
+/** Tokens are compared as given; whitespace around them is a copy-paste accident, not a secret. */
+function token(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function readAdminSettings(env: Env = process.env): AdminSettings {
+  const subjectPrefix = env['NATS_SUBJECT_PREFIX']?.trim() || DEFAULT_NATS_SUBJECT_PREFIX;
+  if (!isValidSubjectPrefix(subjectPrefix)) {
+    throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
+  }
+  return {
+    listen: listenConfig(env, 'ADMIN_PORT', 8081),
+    natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
+    subjectPrefix,
+    dataDir: env['DATA_DIR']?.trim() || './data',
+    adminToken: token(env, 'ADMIN_TOKEN'),
+    readToken: token(env, 'ADMIN_READ_TOKEN'),
+    production: env['NODE_ENV']?.trim() === 'production',
+    gocc: readGoccSettings(env),
+  };
+}

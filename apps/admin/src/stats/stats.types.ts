@@ -1,0 +1,48 @@
+import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+import { SafeInt } from '../graphql/safe-int.scalar';
+
+@ObjectType({ description: "One quota's counts summed over the live limiter replicas." })
+export class QuotaStats {
+  @Field(() => String) quota!: string;
+  @Field(() => SafeInt, { description: 'admitted since each replica started' }) approved!: number;
+  @Field(() => SafeInt, { description: 'refused since each replica started' }) denied!: number;
+  @Field(() => SafeInt, { description: 'waiting right now' }) queued!: number;
+  @Field(() => SafeInt, { description: 'keys held right now' }) activeKeys!: number;
+}
+
+@ObjectType({ description: 'Cluster-wide counters, pushed at least once a second.' })
+export class StatsUpdate {
+  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => Int, { description: 'limiter replicas that reported in the last 3 s' })
+  replicas!: number;
+  @Field(() => [QuotaStats]) quotas!: QuotaStats[];
+}
+
+@ObjectType()
+export class LimitUsage {
+  @Field(() => String) name!: string;
+  @Field(() => String) unit!: string;
+  @Field(() => SafeInt) limit!: number;
+  @Field(() => SafeInt) used!: number;
+  @Field(() => SafeInt) remaining!: number;
+  @Field(() => SafeInt) resetMs!: number;
+}
+
+@ObjectType({ description: "A key's state, gathered from every limiter replica." })
+export class KeyStats {
+  @Field(() => String) key!: string;
+  @Field(() => String) quota!: string;
+  @Field(() => [LimitUsage]) limits!: LimitUsage[];
+  @Field(() => SafeInt) queued!: number;
+  @Field(() => SafeInt) inFlight!: number;
+  @Field(() => SafeInt) approved!: number;
+  @Field(() => SafeInt) denied!: number;
+  @Field(() => Int, { description: 'limiter replicas that answered' }) replicas!: number;
+}
+
+@ObjectType()
+export class ResetKeyResult {
+  @Field(() => Boolean, { description: 'true when a replica held counts for the key' })
+  reset!: boolean;
+  @Field(() => Int, { description: 'limiter replicas that answered' }) replicas!: number;
+}

@@ -1,0 +1,439 @@
+import type {
+  ControlProvider,
+  ControlQuota,
+  ControlSet,
+  ModelProfile,
+  QuotaSpec,
+} from '@app/contracts';
+import type { EntityManager } from '@mikro-orm/better-sqlite';
+import { Inject, Injectable } from '@nestjs/common';
+import { STORE_CLOCK, type StoreClock } from './clock';
+import { AuditRow, ModelQuotaRow, ProviderRow, QuotaRow } from './entities';
+import type { StoreOrm } from './orm-config';
+
+/** Injection token of the opened, migrated and seeded ORM (see StoreModule). */
+export const STORE_ORM = Symbol('StoreOrm');
+
+/** One row of the audit log. `before`/`after` are null for a creation/deletion. */
+export interface AuditEntry {
+  readonly id: number;
+  /** Epoch ms. */
+  readonly at: number;
+  readonly actor: string;
+  readonly action: string;
+  readonly target: string;
+  readonly before: unknown;
+  readonly after: unknown;
+  /** importConfig entries: the summary the caller gave; absent elsewhere. */
+  readonly detail?: string;
+}
+
+/** The result of one change. `changed: false`: the value was already so; nothing was written. */
+export interface Change<T> {
+  readonly before?: T;
+  readonly after: T;
+  readonly changed: boolean;
+}
+
+export interface ImportInput {
+  readonly quotas: readonly QuotaSpec[];
+  /** Providers to enable (an unknown name is created with no models). */
+  readonly enableProviders: readonly string[];
+  /** Model limits to set (a missing provider is created disabled, a missing model added). */
+  readonly models: readonly { readonly provider: string; readonly model: ModelProfile }[];
+}
+
+export interface ImportResult {
+  /** Only the quotas the import changed, as they are now, in input order. */
+  readonly changedQuotas: ControlQuota[];
+  /** Only the providers the import changed, as they are now. */
+  readonly changedProviders: ControlProvider[];
+}
+
+/** Audit actions written by the store itself. */
+export const AUDIT_ACTIONS = {
+  upsertQuota: 'upsertQuota',
+  deleteQuota: 'deleteQuota',
+  setProviderEnabled: 'setProviderEnabled',
+  setModelQuota: 'setModelQuota',
+  importConfig: 'importConfig',
+} as const;
+
+interface AuditInput {
+  readonly at: number;
+  readonly actor: string;
+  readonly action: string;
+  readonly target: string;
+  /** undefined: stored as NULL (nothing before / after). */
+  readonly before: unknown;
+  readonly after: unknown;
+  readonly detail?: string;
+}
+
+/** JSON with object keys sorted, so two equal values compare equal whatever their key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  );
+}
+
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function toQuota(row: QuotaRow): ControlQuota {
+  return {
+    spec: JSON.parse(row.spec) as QuotaSpec,
+    version: row.version,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function toModel(row: ModelQuotaRow): ModelProfile {
+  return { model: row.model, maxRpm: row.maxRpm, maxTpm: row.maxTpm, maxRpd: row.maxRpd };
+}
+
+function toProvider(row: ProviderRow, models: readonly ModelQuotaRow[]): ControlProvider {
+  return {
+    name: row.name,
+    enabled: row.enabled,
+    models: models
+      .filter((m) => m.provider === row.name)
+      .map(toModel)
+      .sort((a, b) => byString(a.model, b.model)),
+  };
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+/**
+ * The admin's persistent state: quotas, provider profiles and the audit log, in SQLite.
+ *
+ * A singleton used by concurrent requests: every call works in its own EntityManager fork and
+ * its own transaction (reads too, so a multi-table read is one snapshot), and every change is
+ * written in the same transaction as its audit entry. Knex keeps a single SQLite connection,
+ * so transactions of this process run one after the other instead of meeting SQLITE_BUSY.
+ */
+@Injectable()
+export class AdminStore {
+  constructor(
+    @Inject(STORE_ORM) private readonly orm: StoreOrm,
+    @Inject(STORE_CLOCK) private readonly clock: StoreClock,
+  ) {}
+
+  /** Sorted by name. */
+  quotas(): Promise<ControlQuota[]> {
+    return this.transaction((em) => this.readQuotas(em));
+  }
+
+  quota(name: string): Promise<ControlQuota | undefined> {
+    return this.transaction(async (em) => {
+      const row = await em.findOne(QuotaRow, { name });
+      return row === null ? undefined : toQuota(row);
+    });
+  }
+
+  /** Sorted by name, each provider's models sorted by model. */
+  providers(): Promise<ControlProvider[]> {
+    return this.transaction((em) => this.readProviders(em));
+  }
+
+  provider(name: string): Promise<ControlProvider | undefined> {
+    return this.transaction((em) => this.readProvider(em, name));
+  }
+
+  /** Everything the limiters need, read in one transaction. */
+  controlSet(): Promise<ControlSet> {
+    return this.transaction(async (em) => ({
+      quotas: await this.readQuotas(em),
+      providers: await this.readProviders(em),
+    }));
+  }
+
+  /**
+   * Creates (version 1) or replaces (version + 1) the quota `spec.name`; updatedAt = now.
+   * A spec equal to the stored one (key order aside) changes nothing and writes no audit entry.
+   */
+  saveQuota(spec: QuotaSpec, actor: string): Promise<Change<ControlQuota>> {
+    return this.transaction(async (em) => {
+      const now = this.clock.now();
+      const change = await this.putQuota(em, spec, now);
+      if (change.changed) {
+        this.audit(em, {
+          at: now,
+          actor,
+          action: AUDIT_ACTIONS.upsertQuota,
+          target: spec.name,
+          before: change.before,
+          after: change.after,
+        });
+      }
+      return change;
+    });
+  }
+
+  /** Answers the deleted quota, or undefined (and no audit entry) when there was none. */
+  deleteQuota(name: string, actor: string): Promise<ControlQuota | undefined> {
+    return this.transaction(async (em) => {
+      const row = await em.findOne(QuotaRow, { name });
+      if (row === null) return undefined;
+      const before = toQuota(row);
+      em.remove(row);
+      this.audit(em, {
+        at: this.clock.now(),
+        actor,
+        action: AUDIT_ACTIONS.deleteQuota,
+        target: name,
+        before,
+        after: undefined,
+      });
+      return before;
+    });
+  }
+
+  /** An unknown name creates the provider, with no models (CONTRACT 1: "or any new name"). */
+  setProviderEnabled(
+    name: string,
+    enabled: boolean,
+    actor: string,
+  ): Promise<Change<ControlProvider>> {
+    return this.transaction(async (em) => {
+      const change = await this.putProvider(em, name, enabled, []);
+      if (change.changed) {
+        const now = this.clock.now();
+        this.audit(em, {
+          at: now,
+          actor,
+          action: AUDIT_ACTIONS.setProviderEnabled,
+          target: name,
+          before: change.before,
+          after: change.after,
+        });
+      }
+      return change;
+    });
+  }
+
+  /** Sets one model's limits; creates the provider (disabled) and/or the model when missing. */
+  setModelQuota(
+    provider: string,
+    model: ModelProfile,
+    actor: string,
+  ): Promise<Change<ControlProvider>> {
+    return this.transaction(async (em) => {
+      const change = await this.putProvider(em, provider, undefined, [model]);
+      if (change.changed) {
+        const now = this.clock.now();
+        this.audit(em, {
+          at: now,
+          actor,
+          action: AUDIT_ACTIONS.setModelQuota,
+          target: provider,
+          before: change.before,
+          after: change.after,
+        });
+      }
+      return change;
+    });
+  }
+
+  /**
+   * Applies a whole imported config in ONE transaction: all of it, or (on any error) none of it.
+   * A quota named twice takes its last spec; a model named twice its last limits. Writes exactly
+   * one audit entry (action importConfig, target the quota's or provider's name, before/after,
+   * detail = summary) per quota or provider whose value changed, and nothing else.
+   */
+  importAll(input: ImportInput, actor: string, summary: string): Promise<ImportResult> {
+    return this.transaction(async (em) => {
+      const now = this.clock.now();
+      const changedQuotas: ControlQuota[] = [];
+      const changedProviders: ControlProvider[] = [];
+
+      const specs = new Map<string, QuotaSpec>();
+      for (const spec of input.quotas) specs.set(spec.name, spec);
+      for (const spec of specs.values()) {
+        const change = await this.putQuota(em, spec, now);
+        if (!change.changed) continue;
+        this.audit(em, {
+          at: now,
+          actor,
+          action: AUDIT_ACTIONS.importConfig,
+          target: spec.name,
+          before: change.before,
+          after: change.after,
+          detail: summary,
+        });
+        // Written now, inside the transaction: a later failure must roll this back too.
+        await em.flush();
+        changedQuotas.push(change.after);
+      }
+
+      const touched = new Map<string, { enable: boolean; models: Map<string, ModelProfile> }>();
+      const entry = (name: string) => {
+        let found = touched.get(name);
+        if (found === undefined) {
+          found = { enable: false, models: new Map() };
+          touched.set(name, found);
+        }
+        return found;
+      };
+      for (const name of input.enableProviders) entry(name).enable = true;
+      for (const { provider, model } of input.models) {
+        entry(provider).models.set(model.model, model);
+      }
+      for (const [name, { enable, models }] of touched) {
+        const change = await this.putProvider(em, name, enable ? true : undefined, [
+          ...models.values(),
+        ]);
+        if (!change.changed) continue;
+        this.audit(em, {
+          at: now,
+          actor,
+          action: AUDIT_ACTIONS.importConfig,
+          target: name,
+          before: change.before,
+          after: change.after,
+          detail: summary,
+        });
+        await em.flush();
+        changedProviders.push(change.after);
+      }
+      return { changedQuotas, changedProviders };
+    });
+  }
+
+  /** An audit entry for an action that changes no row (resetKey). */
+  record(
+    actor: string,
+    action: string,
+    target: string,
+    before: unknown,
+    after: unknown,
+  ): Promise<void> {
+    return this.transaction(async (em) => {
+      this.audit(em, { at: this.clock.now(), actor, action, target, before, after });
+      await em.flush();
+    });
+  }
+
+  /** The newest `limit` entries, newest first (limit is floored; below 1 answers none). */
+  auditLog(limit: number): Promise<AuditEntry[]> {
+    const count = Number.isFinite(limit) ? Math.floor(limit) : 0;
+    if (count < 1) return Promise.resolve([]);
+    return this.transaction(async (em) => {
+      const rows = await em.find(AuditRow, {}, { orderBy: { id: 'DESC' }, limit: count });
+      return rows.map((row) => ({
+        id: row.id,
+        at: row.at,
+        actor: row.actor,
+        action: row.action,
+        target: row.target,
+        before: parseJson(row.before),
+        after: parseJson(row.after),
+        ...(row.detail === null ? {} : { detail: row.detail }),
+      }));
+    });
+  }
+
+  /** A fresh fork per call (never a shared identity map) and one transaction around `work`. */
+  private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.orm.em.fork().transactional((em) => work(em));
+  }
+
+  private async readQuotas(em: EntityManager): Promise<ControlQuota[]> {
+    const rows = await em.find(QuotaRow, {});
+    return rows.sort((a, b) => byString(a.name, b.name)).map(toQuota);
+  }
+
+  private async readProviders(em: EntityManager): Promise<ControlProvider[]> {
+    const rows = await em.find(ProviderRow, {});
+    const models = await em.find(ModelQuotaRow, {});
+    return rows.sort((a, b) => byString(a.name, b.name)).map((row) => toProvider(row, models));
+  }
+
+  private async readProvider(
+    em: EntityManager,
+    name: string,
+  ): Promise<ControlProvider | undefined> {
+    const row = await em.findOne(ProviderRow, { name });
+    if (row === null) return undefined;
+    return toProvider(row, await em.find(ModelQuotaRow, { provider: name }));
+  }
+
+  private async putQuota(
+    em: EntityManager,
+    spec: QuotaSpec,
+    now: number,
+  ): Promise<Change<ControlQuota>> {
+    const json = JSON.stringify(spec);
+    const row = await em.findOne(QuotaRow, { name: spec.name });
+    if (row === null) {
+      const created = em.create(QuotaRow, {
+        name: spec.name,
+        spec: json,
+        version: 1,
+        updatedAt: now,
+      });
+      return { after: toQuota(created), changed: true };
+    }
+    const before = toQuota(row);
+    if (canonicalJson(before.spec) === canonicalJson(JSON.parse(json))) {
+      return { before, after: before, changed: false };
+    }
+    row.spec = json;
+    row.version = before.version + 1;
+    row.updatedAt = now;
+    return { before, after: toQuota(row), changed: true };
+  }
+
+  /**
+   * Creates the provider when missing (disabled unless `enabled` says otherwise), sets `enabled`
+   * when given and upserts `models`; answers the provider before and after.
+   */
+  private async putProvider(
+    em: EntityManager,
+    name: string,
+    enabled: boolean | undefined,
+    models: readonly ModelProfile[],
+  ): Promise<Change<ControlProvider>> {
+    const before = await this.readProvider(em, name);
+    let row = await em.findOne(ProviderRow, { name });
+    if (row === null) row = em.create(ProviderRow, { name, enabled: enabled ?? false });
+    else if (enabled !== undefined) row.enabled = enabled;
+    for (const model of models) {
+      const existing = await em.findOne(ModelQuotaRow, { provider: name, model: model.model });
+      if (existing === null) {
+        em.create(ModelQuotaRow, {
+          provider: name,
+          model: model.model,
+          maxRpm: model.maxRpm,
+          maxTpm: model.maxTpm,
+          maxRpd: model.maxRpd,
+        });
+      } else {
+        existing.maxRpm = model.maxRpm;
+        existing.maxTpm = model.maxTpm;
+        existing.maxRpd = model.maxRpd;
+      }
+    }
+    const after = toProvider(row, await em.find(ModelQuotaRow, { provider: name }));
+    const changed = before === undefined || canonicalJson(before) !== canonicalJson(after);
+    return { before, after, changed };
+  }
+
+  private audit(em: EntityManager, entry: AuditInput): void {
+    em.create(AuditRow, {
+      at: entry.at,
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      before: entry.before === undefined ? null : JSON.stringify(entry.before),
+      after: entry.after === undefined ? null : JSON.stringify(entry.after),
+      detail: entry.detail ?? null,
+    });
+  }
+}

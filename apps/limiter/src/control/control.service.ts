@@ -1,0 +1,153 @@
+import {
+  controlNames,
+  STATS_REPORT_EVERY_MS,
+  type ControlNames,
+  type ControlSet,
+} from '@app/contracts';
+import { systemClock, type Clock } from '@app/engine';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { NatsConnection, Subscription } from 'nats';
+import { randomUUID } from 'node:crypto';
+import { CLOCK, LimiterService } from '../engine-host/limiter.service';
+import { ReadinessService } from '../engine-host/readiness.service';
+import { NatsResponder } from '../nats/nats-responder';
+import { NatsTransport } from '../nats/nats-transport.service';
+import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { ControlEntries } from './control-entries';
+import { ControlRequests } from './control-requests';
+import { ControlStore } from './control-store';
+import { ControlWatcher } from './control-watcher';
+import { QuotaLayersService } from './quota-layers.service';
+import { statsReport, StatsReporter } from './stats-reporter';
+
+/**
+ * The limiter's side of the admin control plane, on the limiter's own NATS connection:
+ * - the admin's KV bucket watched, its set composed over the config (ControlWatcher, QuotaLayers);
+ * - the last set applied kept in SQLite under DATA_DIR and put in force at start, before NATS
+ *   answers, so a limiter restarting while NATS or the admin is down keeps the admin's quotas;
+ * - a StatsReport every STATS_REPORT_EVERY_MS;
+ * - keyStats and resetKey answered by every replica (plain subscriptions, no queue group).
+ * Without NATS (NATS_URL empty) there is no control plane: the config alone is in force.
+ */
+@Injectable()
+export class ControlService {
+  private readonly log = new Logger('Control');
+  /** Unique per process run: a restarted limiter is a new replica. */
+  readonly replica = randomUUID();
+  private readonly names: ControlNames;
+  private readonly requests: ControlRequests;
+  private readonly responder: NatsResponder;
+  private store: ControlStore | undefined;
+  private watcher: ControlWatcher | undefined;
+  private reporter: StatsReporter | undefined;
+  private subscriptions: Subscription[] = [];
+  private lastSaveFailure = '';
+
+  constructor(
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
+    private readonly limiter: LimiterService,
+    private readonly layers: QuotaLayersService,
+    private readonly readiness: ReadinessService,
+    private readonly transport: NatsTransport,
+    @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
+  ) {
+    this.names = controlNames(settings.subjectPrefix);
+    this.requests = new ControlRequests(this.replica, limiter);
+    this.responder = new NatsResponder(this.requests.failureReply);
+  }
+
+  /** At start, before the config file: the stored set goes in force, then NATS is followed. */
+  start(): void {
+    if (this.settings.natsUrl === '') return;
+    this.store = ControlStore.open(this.settings.dataDir, this.log);
+    const stored = this.loadStored();
+    if (stored !== undefined) this.layers.setControl(stored);
+    this.readiness.control = this.layers.controlInForce !== undefined ? 'cached' : 'none';
+    this.layers.onApplied(() => this.save());
+
+    this.watcher = new ControlWatcher(
+      this.names.bucket,
+      ControlEntries.from(stored),
+      {
+        set: (set) => this.layers.setControl(set),
+        synced: (synced) => {
+          const known = this.layers.controlInForce !== undefined;
+          this.readiness.control = synced ? 'synced' : known ? 'cached' : 'none';
+        },
+      },
+      this.log,
+    );
+    this.reporter = new StatsReporter(
+      this.names.statsReport,
+      STATS_REPORT_EVERY_MS,
+      () => statsReport(this.replica, this.clock.now(), this.limiter.counters()),
+      () => this.readiness.nats === 'subscribed',
+      (error) => this.log.warn(`stats report not published: ${String(error)}`),
+    );
+    this.transport.onConnection((nc) => this.attach(nc));
+  }
+
+  /** Shutdown: no more reports, answers or changes; the stored set is complete already. */
+  async stop(): Promise<void> {
+    this.reporter?.stop();
+    for (const sub of this.subscriptions) {
+      try {
+        sub.unsubscribe();
+      } catch {
+        // closed connection: nothing to unsubscribe from
+      }
+    }
+    this.subscriptions = [];
+    await this.watcher?.stop();
+    await this.responder.settled(2_000);
+    this.store?.close();
+    this.store = undefined;
+  }
+
+  private attach(nc: NatsConnection): void {
+    // Subscriptions survive reconnects (nats.js resends them); a fresh connection needs new ones.
+    this.subscriptions = [
+      nc.subscribe(this.names.keyStats, {
+        callback: this.responder.callback((data) => this.requests.keyStats(data)),
+      }),
+      nc.subscribe(this.names.resetKey, {
+        callback: this.responder.callback((data) => this.requests.resetKey(data)),
+      }),
+    ];
+    this.watcher?.attach(nc);
+    this.reporter?.attach(nc);
+  }
+
+  private loadStored(): ControlSet | undefined {
+    const store = this.store;
+    if (store === undefined) return undefined;
+    try {
+      const stored = store.load(this.log);
+      if (stored === undefined) return undefined;
+      const at = new Date(stored.savedAt).toISOString();
+      this.log.log(`control set stored at ${at} in force until NATS answers (${store.path})`);
+      return stored.set;
+    } catch (error) {
+      this.log.error(
+        `cannot read ${store.path} (${String(error)}): starting without the stored set`,
+      );
+      return undefined;
+    }
+  }
+
+  private save(): void {
+    const set = this.layers.controlInForce;
+    const store = this.store;
+    if (set === undefined || store === undefined) return;
+    try {
+      store.save(set, this.clock.now());
+      this.lastSaveFailure = '';
+    } catch (error) {
+      const message = String(error);
+      // Once per distinct problem: a full disk would otherwise log every change.
+      if (message !== this.lastSaveFailure)
+        this.log.error(`cannot write ${store.path}: ${message}`);
+      this.lastSaveFailure = message;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import type { QuotaCount, StatsReport } from '@app/contracts';
+import type { QuotaCounters } from '@app/engine';
+import type { NatsConnection } from 'nats';
+import { encodeJson } from '../nats/nats-codec';
+
+/** A replica's counters as the admin sums them. */
+export function statsReport(
+  replica: string,
+  at: number,
+  counters: readonly QuotaCounters[],
+): StatsReport {
+  const quotas: QuotaCount[] = counters.map((c) => ({
+    quota: c.quota,
+    approved: c.approved,
+    denied: c.denied,
+    queued: c.queued,
+    activeKeys: c.activeKeys,
+  }));
+  return { replica, at, quotas };
+}
+
+/**
+ * Publishes this replica's StatsReport every `everyMs` on `subject`. While NATS is down nothing
+ * is published: nats.js would buffer the reports and deliver stale counts in a burst later, and
+ * the counters are cumulative, so the next report after the reconnect says everything.
+ */
+export class StatsReporter {
+  private nc: NatsConnection | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly subject: string,
+    private readonly everyMs: number,
+    private readonly report: () => StatsReport,
+    private readonly connected: () => boolean,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  attach(nc: NatsConnection): void {
+    this.nc = nc;
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.publish(), this.everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.nc = undefined;
+  }
+
+  private publish(): void {
+    const nc = this.nc;
+    if (nc === undefined || nc.isClosed() || nc.isDraining() || !this.connected()) return;
+    try {
+      nc.publish(this.subject, encodeJson(this.report()));
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import type { LimiterConfig } from '../config/parse-config';
+import type { QuotaSpec } from '../quota-spec';
+import { composeQuotas } from './compose-quotas';
+import type { ControlSet } from './control-entries';
+
+const quota = (name: string, limit: number, match?: string): QuotaSpec => ({
+  name,
+  ...(match !== undefined && { match }),
+  limits: [{ name: 'rps', unit: 'requests', limit, windowMs: 1000, algorithm: 'fixed_window' }],
+});
+const config = (quotas: QuotaSpec[], providers: string[] = []): LimiterConfig => ({
+  format: 'native',
+  quotas,
+  providers,
+});
+const names = (quotas: QuotaSpec[]): string[] => quotas.map((q) => q.name);
+const limitOf = (quotas: QuotaSpec[], name: string): number | undefined =>
+  quotas.find((q) => q.name === name)?.limits[0]?.limit;
+
+describe('composeQuotas', () => {
+  it.each<[string, LimiterConfig, ControlSet | undefined, string[], Record<string, number>]>([
+    ['config alone', config([quota('default', 100)]), undefined, ['default'], { default: 100 }],
+    [
+      'admin quota added',
+      config([quota('default', 100)]),
+      { quotas: [{ spec: quota('api', 10, 'api-*'), version: 1, updatedAt: 0 }], providers: [] },
+      ['default', 'api'],
+      { api: 10 },
+    ],
+    [
+      'admin quota replaces the config quota of the same name',
+      config([quota('default', 100), quota('api', 50, 'api-*')]),
+      { quotas: [{ spec: quota('api', 10, 'api-*'), version: 3, updatedAt: 0 }], providers: [] },
+      ['default', 'api'],
+      { api: 10 },
+    ],
+    [
+      'admin may override the default quota',
+      config([quota('default', 100)]),
+      { quotas: [{ spec: quota('default', 5), version: 1, updatedAt: 0 }], providers: [] },
+      ['default'],
+      { default: 5 },
+    ],
+  ])('%s', (_, cfg, control, expected, limits) => {
+    const out = composeQuotas(cfg, control);
+    expect(names(out)).toEqual(expected);
+    for (const [name, limit] of Object.entries(limits)) expect(limitOf(out, name)).toBe(limit);
+  });
+
+  it("uses the config's providers until the admin publishes profiles, then the admin's", () => {
+    const cfg = config([quota('default', 100)], ['anthropic']);
+    expect(names(composeQuotas(cfg, undefined))).toEqual([
+      'default',
+      'claude-opus-4',
+      'claude-sonnet-4',
+      'claude-haiku-3.5',
+    ]);
+    const control: ControlSet = {
+      quotas: [],
+      providers: [
+        { name: 'anthropic', enabled: false, models: [] },
+        {
+          name: 'openai',
+          enabled: true,
+          models: [{ model: 'gpt-4o', maxRpm: 3, maxTpm: 10, maxRpd: 0 }],
+        },
+      ],
+    };
+    const out = composeQuotas(cfg, control);
+    expect(names(out)).toEqual(['default', 'gpt-4o']);
+    expect(out[1]?.limits.map((l) => l.limit)).toEqual([3, 10, 0]);
+  });
+
+  it('lets a quota named like a model win over the model profile', () => {
+    const control: ControlSet = {
+      quotas: [{ spec: quota('gpt-4o', 7), version: 1, updatedAt: 0 }],
+      providers: [
+        {
+          name: 'openai',
+          enabled: true,
+          models: [{ model: 'gpt-4o', maxRpm: 3, maxTpm: 10, maxRpd: 0 }],
+        },
+      ],
+    };
+    const out = composeQuotas(config([quota('default', 1)]), control);
+    expect(names(out)).toEqual(['default', 'gpt-4o']);
+    expect(limitOf(out, 'gpt-4o')).toBe(7);
+  });
+});
+
+describe('composeQuotas with a model two providers list', () => {
+  it('serves it once, from the provider first by name', () => {
+    const model = (maxRpm: number) => [{ model: 'shared', maxRpm, maxTpm: 0, maxRpd: 0 }];
+    const control: ControlSet = {
+      quotas: [],
+      providers: [
+        { name: 'zeta', enabled: true, models: model(9) },
+        { name: 'alpha', enabled: true, models: model(4) },
+      ],
+    };
+    const out = composeQuotas(config([quota('default', 1)]), control);
+    expect(names(out)).toEqual(['default', 'shared']);
+    expect(limitOf(out, 'shared')).toBe(4);
+  });
+});

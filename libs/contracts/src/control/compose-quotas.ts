@@ -1,0 +1,39 @@
+import type { LimiterConfig } from '../config/parse-config';
+import { BUILT_IN_PROVIDERS, providerQuotas, type ProviderProfile } from '../providers';
+import type { QuotaSpec } from '../quota-spec';
+import type { ControlSet } from './control-entries';
+
+/**
+ * The quotas a limiter serves, in three layers:
+ * 1. its own config (CONFIG_FILE, or the default quota from MAX_REQUESTS / WINDOW_MILLIS);
+ * 2. the admin's quotas, which replace a config quota of the same name or add to them;
+ * 3. the model quotas of enabled providers, unless a quota of layers 1-2 has the model's name.
+ * Once the admin has published provider profiles, its enabled flags and model limits decide;
+ * the config's `providers:` list applies only to a limiter that has never heard from an admin.
+ */
+export function composeQuotas(
+  config: LimiterConfig,
+  control: ControlSet | undefined,
+  builtIn: readonly ProviderProfile[] = BUILT_IN_PROVIDERS,
+): QuotaSpec[] {
+  const byName = new Map<string, QuotaSpec>();
+  for (const quota of config.quotas) byName.set(quota.name, quota);
+  for (const { spec } of control?.quotas ?? []) byName.set(spec.name, spec);
+
+  const adminProviders = control?.providers ?? [];
+  const models =
+    adminProviders.length > 0
+      ? providerQuotas(
+          adminProviders.filter((p) => p.enabled).map((p) => p.name),
+          [...adminProviders].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        )
+      : providerQuotas(config.providers, builtIn);
+  const quotas = [...byName.values()];
+  // A model two enabled providers both list is served once, by the first (by name).
+  for (const model of models) {
+    if (byName.has(model.name)) continue;
+    byName.set(model.name, model);
+    quotas.push(model);
+  }
+  return quotas;
+}

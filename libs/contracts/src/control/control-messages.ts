@@ -1,0 +1,42 @@
+import type { KeyStats } from '../messages/stats';
+import type { Scope } from '../quota-spec';
+
+/** One quota's counts on one replica since it started (like Prometheus counters). */
+export interface QuotaCount {
+  readonly quota: string;
+  readonly approved: number;
+  readonly denied: number;
+  /** Right now: requests waiting in this replica's queues. */
+  readonly queued: number;
+  /** Right now: keys this replica holds state for. */
+  readonly activeKeys: number;
+}
+
+/** What a limiter publishes every STATS_REPORT_EVERY_MS on ControlNames.statsReport. */
+export interface StatsReport {
+  /** Unique per process run: a restarted limiter is a new replica. */
+  readonly replica: string;
+  /** Epoch ms on the limiter's clock. */
+  readonly at: number;
+  readonly quotas: readonly QuotaCount[];
+}
+
+/** Admin → every limiter: `{ key, quota? }` as for the stats operation. */
+export interface KeyStatsQuery {
+  readonly key: string;
+  readonly quota?: string;
+}
+
+/** One replica's answer to a KeyStatsQuery or a reset. */
+export interface ReplicaAnswer<T> {
+  readonly replica: string;
+  /** `cluster`: every replica reads the same Redis state, so answers are not summed. */
+  readonly scope?: Scope;
+  readonly value?: T;
+  /** Set when this replica refused the query (UNKNOWN_QUOTA, INVALID_REQUEST, UNAVAILABLE). */
+  readonly code?: string;
+  readonly reason?: string;
+}
+
+export type KeyStatsAnswer = ReplicaAnswer<KeyStats>;
+export type ResetKeyAnswer = ReplicaAnswer<boolean>;

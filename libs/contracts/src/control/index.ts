@@ -1,0 +1,4 @@
+export * from './control-names';
+export * from './control-entries';
+export * from './control-messages';
+export { composeQuotas } from './compose-quotas';

@@ -1,0 +1,200 @@
+/**
+ * The admin's GraphQL surface in-process over a real SQLite file, without NATS: input validation
+ * (many bad inputs, nothing stored), query limits, production hardening, error codes.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAdminApp } from '../apps/admin/src/app';
+import { readAdminSettings } from '../apps/admin/src/settings/admin-settings';
+import { gql, gqlData } from './support/admin-process';
+
+jest.setTimeout(120_000);
+
+interface Running {
+  app: NestFastifyApplication;
+  url: string;
+  dir: string;
+}
+
+async function start(env: Record<string, string> = {}): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), 'admin-api-'));
+  const settings = readAdminSettings({ NATS_URL: '', DATA_DIR: dir, ...env });
+  const app = await createAdminApp({ logger: false }, settings);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return { app, url: `http://127.0.0.1:${port}`, dir };
+}
+
+async function stop(r: Running | undefined): Promise<void> {
+  if (r === undefined) return;
+  await r.app.close();
+  rmSync(r.dir, { recursive: true, force: true });
+}
+
+const UPSERT = 'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { name version } }';
+
+describe('admin GraphQL API (development mode)', () => {
+  let r: Running;
+  beforeAll(async () => (r = await start()));
+  afterAll(() => stop(r));
+
+  it('names every bad field of a quota and stores nothing', async () => {
+    const bad = await gql(r.url, UPSERT, {
+      input: {
+        name: 'x y',
+        match: 're:(',
+        limits: [{ name: 'rps', limit: 10, window: '1x', algorithm: 'token_bucket', precision: 5 }],
+        queue: { maxSize: -1, maxWaitMs: 10 },
+      },
+    });
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const fields = bad.errors?.[0]?.extensions?.issues?.map((i) => i.field) ?? [];
+    expect(fields).toEqual(
+      expect.arrayContaining(['input.name', 'input.limits[0].window', 'input.queue.maxSize']),
+    );
+    const none = await gqlData<{ quotas: unknown[] }>(r.url, '{ quotas { name } }');
+    expect(none.quotas).toEqual([]);
+  });
+
+  it('refuses a match pattern another quota has, and the default quota with a match', async () => {
+    await gqlData(r.url, UPSERT, {
+      input: { name: 'a', match: 'a-*', limits: [{ name: 'l', limit: 1, windowMs: 1000 }] },
+    });
+    const clash = await gql(r.url, UPSERT, {
+      input: { name: 'b', match: 'a-*', limits: [{ name: 'l', limit: 1, windowMs: 1000 }] },
+    });
+    expect(clash.errors?.[0]?.message).toContain('input.match: is the same pattern as quota "a"');
+    const def = await gql(r.url, UPSERT, {
+      input: { name: 'default', match: 'x', limits: [{ name: 'l', limit: 1, windowMs: 1000 }] },
+    });
+    expect(def.errors?.[0]?.message).toContain('input.match');
+    await gqlData(r.url, 'mutation { deleteQuota(name: "a") }');
+  });
+
+  it('survives many random quota inputs; only valid ones are stored, each once', async () => {
+    const limit = fc.record(
+      {
+        name: fc.oneof(fc.constantFrom('rps', 'tpm', ''), fc.string({ maxLength: 8 })),
+        unit: fc.oneof(fc.constantFrom('requests', 'tokens', 'Bad'), fc.string({ maxLength: 4 })),
+        limit: fc.oneof(fc.integer({ min: -5, max: 1000 }), fc.constant(2 ** 53 - 1)),
+        windowMs: fc.integer({ min: -10, max: 100_000_000 }),
+        window: fc.constantFrom('1s', '1m', '1d', '0s', 'abc', ''),
+        algorithm: fc.constantFrom('fixed_window', 'sliding_window', 'token_bucket'),
+        burst: fc.integer({ min: -1, max: 2000 }),
+        align: fc.constant('calendar'),
+        timezone: fc.constantFrom('UTC', 'America/Los_Angeles', 'Mars/Base'),
+        precision: fc.integer({ min: -1, max: 200 }),
+      },
+      { requiredKeys: ['name', 'limit'] },
+    );
+    const input = fc.record(
+      {
+        name: fc.oneof(fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/), fc.string({ maxLength: 10 })),
+        match: fc.oneof(
+          fc.constantFrom('api-*', 're:^x', 're:(', '*'),
+          fc.string({ maxLength: 6 }),
+        ),
+        limits: fc.array(limit, { maxLength: 3 }),
+        queue: fc.record({
+          maxSize: fc.integer({ min: -2, max: 500 }),
+          maxWaitMs: fc.integer({ min: -2, max: 60_000 }),
+        }),
+        concurrency: fc.record({
+          max: fc.integer({ min: -1, max: 50 }),
+          leaseTtlMs: fc.integer({ min: -1, max: 60_000 }),
+        }),
+        scope: fc.constantFrom('local', 'cluster'),
+        onStoreFailure: fc.constantFrom('closed', 'open', 'local'),
+        shadow: fc.boolean(),
+      },
+      { requiredKeys: ['name', 'limits'] },
+    );
+    const stored = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(input, async (candidate) => {
+        const result = await gql<{ upsertQuota: { name: string; version: number } }>(
+          r.url,
+          UPSERT,
+          { input: candidate },
+        );
+        if (result.data?.upsertQuota) {
+          const { name, version } = result.data.upsertQuota;
+          stored.set(name, version);
+        } else {
+          expect(result.errors?.length).toBeGreaterThan(0);
+          const code = result.errors?.[0]?.extensions?.code;
+          expect(['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', undefined]).toContain(code);
+          expect(result.errors?.[0]?.message.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    const listed = await gqlData<{ quotas: { name: string; version: number }[] }>(
+      r.url,
+      '{ quotas { name version } }',
+    );
+    expect(new Map(listed.quotas.map((q) => [q.name, q.version]))).toEqual(stored);
+    expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+  });
+
+  it('validates provider mutations, auditLog limits and unknown names', async () => {
+    const model = await gql(
+      r.url,
+      'mutation { setModelQuota(provider: "Open AI", model: "m", maxRpm: -1, maxTpm: 0, maxRpd: 0) { name } }',
+    );
+    const fields = model.errors?.[0]?.extensions?.issues?.map((i) => i.field);
+    expect(fields).toEqual(['provider', 'maxRpm']);
+    const audit = await gql(r.url, '{ auditLog(limit: 0) { id } }');
+    expect(audit.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const missing = await gql(r.url, 'mutation { deleteQuota(name: "never") }');
+    expect(missing.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const key = await gql(r.url, '{ keyStats(key: "") { key } }');
+    expect(key.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const offline = await gql(r.url, '{ keyStats(key: "k") { key } }');
+    expect(offline.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE');
+    const doc = await gql(
+      r.url,
+      'mutation { importConfig(document: "quotas: [ {", format: yaml) { source } }',
+    );
+    expect(doc.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(doc.errors?.[0]?.message).toMatch(/line \d/);
+  });
+
+  it('refuses queries above the depth and complexity limits', async () => {
+    const deep = await gql(
+      r.url,
+      '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } }',
+    );
+    expect(deep.data ?? null).toBeNull();
+    expect(JSON.stringify(deep.errors)).toMatch(/depth/i);
+    const fields = 'id at actor action target before after';
+    const wide = await gql(
+      r.url,
+      `{ a: auditLog(limit: 1000) { ${fields} } b: auditLog(limit: 1000) { ${fields} } }`,
+    );
+    expect(wide.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    const fine = await gql(r.url, `{ auditLog(limit: 1000) { ${fields} } }`);
+    expect(fine.errors).toBeUndefined();
+    const intro = await gql(r.url, '{ __schema { queryType { name } } }');
+    expect(intro.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+});
+
+describe('admin GraphQL API (NODE_ENV=production)', () => {
+  let r: Running;
+  beforeAll(async () => (r = await start({ NODE_ENV: 'production' })));
+  afterAll(() => stop(r));
+
+  it('turns introspection and GraphiQL off', async () => {
+    const intro = await gql(r.url, '{ __schema { queryType { name } } }');
+    expect(intro.data ?? null).toBeNull();
+    expect(JSON.stringify(intro.errors)).toMatch(/introspection/i);
+    expect((await fetch(`${r.url}/graphiql`)).status).toBe(404);
+    const normal = await gqlData<{ quotas: unknown[] }>(r.url, '{ quotas { name } }');
+    expect(normal.quotas).toEqual([]);
+  });
+});

@@ -1,0 +1,62 @@
+/** Private nats-server processes for tests that stop and restart NATS, and a bounded poll. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'nats';
+
+export const NATS_SERVER_BIN = existsSync('/usr/sbin/nats-server')
+  ? '/usr/sbin/nats-server'
+  : 'nats-server';
+
+/** Polls `probe` until it returns true (a throw counts as false); fails after `ms`. */
+export async function waitUntil(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  ms = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (
+    !(await Promise.resolve()
+      .then(probe)
+      .catch(() => false))
+  ) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface NatsServerOptions {
+  /** With a store directory, JetStream is on and keeps its data there. */
+  readonly storeDir?: string;
+  readonly monitorPort?: number;
+}
+
+/** nats-server on `port`; resolves once it accepts clients. */
+export async function startNatsServer(
+  port: number,
+  options: NatsServerOptions = {},
+): Promise<ChildProcess> {
+  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  if (options.storeDir !== undefined) args.push('-js', '-sd', options.storeDir);
+  if (options.monitorPort !== undefined) args.push('-m', String(options.monitorPort));
+  const server = spawn(NATS_SERVER_BIN, args, { stdio: 'ignore' });
+  await waitUntil(`nats-server on ${port}`, async () => {
+    if (server.exitCode !== null) throw new Error(`nats-server exited ${server.exitCode}`);
+    const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false });
+    await nc.close();
+    return true;
+  });
+  return server;
+}
+
+/** Stops a child with `signal` (SIGKILL after 10 s) and resolves once it exited. */
+export async function stopProcess(
+  child: ChildProcess | undefined,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
