@@ -36,10 +36,19 @@ export { ConfigError, type ConfigIssue } from './config/config-error';
 export { parseDuration, formatDuration } from './config/duration';
 export {
   parseConfigFile,
+  readConfigDocument,
   type ConfigFormat,
   type LimiterConfig,
   type ParseConfigOptions,
 } from './config/parse-config';
+export {
+  parseYaml,
+  locateField,
+  throwLocatedIssues,
+  MAX_NESTING_DEPTH,
+  TOO_DEEP,
+  type ParsedYaml,
+} from './config/yaml-document';
 export {
   GOCC_DEFAULTS,
   DEFAULT_QUEUE_MAX_WAIT_MS,

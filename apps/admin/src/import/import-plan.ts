@@ -1,4 +1,10 @@
-import type { GoccSettings, ModelProfile, QuotaSpec } from '@app/contracts';
+import {
+  ConfigError,
+  type ConfigIssue,
+  type GoccSettings,
+  type ModelProfile,
+  type QuotaSpec,
+} from '@app/contracts';
 
 /**
  * `importConfig(document, format)` (CONTRACT section 5): `yaml` is this project's config file
@@ -35,3 +41,14 @@ export const MAX_IMPORT_DOCUMENT_BYTES = 4 * 1024 * 1024;
 
 /** Names the document in ConfigError messages: `document: line 3, quotas[0].name: ...`. */
 export const IMPORT_SOURCE = 'document';
+
+/** Refuses the whole document with one issue. */
+export function refuse(message: string, path = '', line?: number, column?: number): never {
+  const issue: ConfigIssue = {
+    path,
+    message,
+    ...(line !== undefined && { line }),
+    ...(column !== undefined && { column }),
+  };
+  throw new ConfigError([issue], IMPORT_SOURCE);
+}

@@ -6,17 +6,18 @@ import {
   formatConfigPath,
   formatDuration,
   isMapping,
-  parseConfigFile,
+  readConfigDocument,
   type ConfigPath,
   type GoccSettings,
   type LimiterConfig,
   type Mapping,
+  type ParsedYaml,
 } from '@app/contracts';
 import { IMPORT_SOURCE, type ImportPlan } from './import-plan';
 
 /**
  * This project's config file (CONTRACT section 7) and GoCC's `{ "keys": [...] }`, both read by
- * parseConfigFile exactly as CONFIG_FILE is read. One difference: parseConfigFile always returns
+ * the reader of CONFIG_FILE (readConfigDocument). One difference: it always returns
  * a `default` quota, made from the environment when the file sets none; an import leaves the
  * admin's default quota alone unless the document sets it (`defaults:` or a quota named default).
  */
@@ -60,8 +61,12 @@ function withoutDefault(config: LimiterConfig): ImportPlan['quotas'] {
   return config.quotas.filter((quota) => quota.name !== DEFAULT_QUOTA_NAME);
 }
 
-export function readNativeImport(document: string, root: Mapping, gocc: GoccSettings): ImportPlan {
-  const config = parseConfigFile(document, { gocc, source: IMPORT_SOURCE });
+export function readNativeImport(
+  parsed: ParsedYaml,
+  root: Mapping,
+  gocc: GoccSettings,
+): ImportPlan {
+  const config = readConfigDocument(parsed, { gocc });
   if (config.format === 'gocc') {
     const plan = goccPlan(config, root, gocc);
     plan.notes.unshift(
@@ -157,9 +162,9 @@ function goccPlan(config: LimiterConfig, root: Mapping, gocc: GoccSettings): Imp
   };
 }
 
-/** Format gocc: the document must be GoCC's (parseConfigFile must report format gocc). */
-export function readGoccImport(document: string, root: Mapping, gocc: GoccSettings): ImportPlan {
-  const config = parseConfigFile(document, { gocc, source: IMPORT_SOURCE });
+/** Format gocc: the document must be GoCC's (read as format gocc). */
+export function readGoccImport(parsed: ParsedYaml, root: Mapping, gocc: GoccSettings): ImportPlan {
+  const config = readConfigDocument(parsed, { gocc });
   if (config.format !== 'gocc') {
     throw new ConfigError(
       [{ path: 'keys', message: 'is required: GoCC\'s config is { "keys": [...] }' }],

@@ -1,22 +1,26 @@
-import { ConfigError, fieldValue, IssueList, isMapping, type Mapping } from '@app/contracts';
+import {
+  ConfigError,
+  fieldValue,
+  IssueList,
+  isMapping,
+  locateField,
+  parseYaml,
+  throwLocatedIssues,
+  TOO_DEEP,
+  type Mapping,
+  type ParsedYaml,
+} from '@app/contracts';
 import { GO_RATELIMIT_MARKERS, goRatelimitMarker, readGoRatelimit } from './go-ratelimit';
 import {
   IMPORT_FORMATS,
   IMPORT_SOURCE,
   MAX_IMPORT_DOCUMENT_BYTES,
+  refuse,
   type ImportFormat,
   type ImportOptions,
   type ImportPlan,
 } from './import-plan';
 import { readGoccImport, readNativeImport } from './native-import';
-import {
-  locate,
-  parseYaml,
-  refuse,
-  throwIssues,
-  TOO_DEEP,
-  type ParsedDocument,
-} from './yaml-document';
 
 /** Top-level fields of this project's config file, as opposed to GoCC's `keys`. */
 const NATIVE_FIELDS = ['quotas', 'defaults', 'providers'] as const;
@@ -40,8 +44,8 @@ function checkSize(document: string): void {
   }
 }
 
-function refuseAt(parsed: ParsedDocument, field: string, message: string): never {
-  const position = locate(parsed, [field]);
+function refuseAt(parsed: ParsedYaml, field: string, message: string): never {
+  const position = locateField(parsed, [field]);
   return refuse(message, '', position?.line, position?.column);
 }
 
@@ -51,17 +55,12 @@ function refuseAt(parsed: ParsedDocument, field: string, message: string): never
  * read as GoCC's: CONFIG_FILE accepts GoCC's config as it is (CONTRACT section 7), and JSON is
  * YAML, so refusing it here would refuse a file the limiter itself takes. The plan says `gocc`.
  */
-function readYamlImport(
-  document: string,
-  parsed: ParsedDocument,
-  root: Mapping,
-  options: ImportOptions,
-): ImportPlan {
+function readYamlImport(parsed: ParsedYaml, root: Mapping, options: ImportOptions): ImportPlan {
   const marker = goRatelimitMarker(root);
-  if (marker === undefined) return readNativeImport(document, root, options.gocc);
+  if (marker === undefined) return readNativeImport(parsed, root, options.gocc);
   const issues = new IssueList();
   const plan = readGoRatelimit(root, marker, options.now, issues);
-  throwIssues(parsed, issues);
+  throwLocatedIssues(parsed, issues);
   return plan;
 }
 
@@ -69,13 +68,8 @@ function readYamlImport(
  * Format gocc: GoCC's `{ "keys": [...] }` only (YAML syntax is tolerated, JSON being YAML). This
  * project's file or go-ratelimit's given as gocc is refused with a pointer to format yaml.
  */
-function readGoccFormat(
-  document: string,
-  parsed: ParsedDocument,
-  root: Mapping,
-  options: ImportOptions,
-): ImportPlan {
-  if (fieldValue(root, 'keys') !== undefined) return readGoccImport(document, root, options.gocc);
+function readGoccFormat(parsed: ParsedYaml, root: Mapping, options: ImportOptions): ImportPlan {
+  if (fieldValue(root, 'keys') !== undefined) return readGoccImport(parsed, root, options.gocc);
   const marker = goRatelimitMarker(root);
   if (marker !== undefined) {
     const field = ['quotas', ...GO_RATELIMIT_MARKERS].find(
@@ -95,7 +89,7 @@ function readGoccFormat(
       "is this project's config file, not GoCC's config (it has no `keys`): import it with format yaml",
     );
   }
-  const position = locate(parsed, []);
+  const position = locateField(parsed, []);
   return refuse('is required: GoCC\'s config is { "keys": [...] }', 'keys', position?.line);
 }
 
@@ -105,15 +99,15 @@ function parseChecked(document: unknown, format: unknown, options: ImportOptions
     refuse(`must be one of: ${IMPORT_FORMATS.join(', ')}`, 'format');
   }
   checkSize(document);
-  const parsed = parseYaml(document);
+  const parsed = parseYaml(document, IMPORT_SOURCE, 'is empty: there is nothing to import');
   const { root } = parsed;
   if (!isMapping(root)) {
-    const position = locate(parsed, []);
+    const position = locateField(parsed, []);
     refuse(format === 'gocc' ? GOCC_SHAPE : YAML_SHAPE, '', position?.line, position?.column);
   }
   return format === 'gocc'
-    ? readGoccFormat(document, parsed, root, options)
-    : readYamlImport(document, parsed, root, options);
+    ? readGoccFormat(parsed, root, options)
+    : readYamlImport(parsed, root, options);
 }
 
 /**
@@ -132,10 +126,7 @@ export function parseImport(
     return parseChecked(document, format, options);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    const message =
-      error instanceof RangeError
-        ? TOO_DEEP
-        : `could not be read (${error instanceof Error ? error.message : String(error)})`;
-    throw new ConfigError([{ path: '', message }], IMPORT_SOURCE);
+    if (error instanceof RangeError) refuse(TOO_DEEP);
+    return refuse(`could not be read (${error instanceof Error ? error.message : String(error)})`);
   }
 }

@@ -309,6 +309,25 @@ describe('config file: refused files name the line and the field', () => {
     expect(refusal(bomb.join('\n')).message).toMatch(/alias/i);
   });
 
+  // The `yaml` package composes recursively: deep enough nesting aborts V8 itself (no exception).
+  it.each([
+    [
+      'deep block nesting',
+      `quotas:\n${'  '.repeat(1)}${Array.from({ length: 80 }, (_, i) => `${'  '.repeat(i + 1)}a${i}:`).join('\n')} 1`,
+      /nests collections more than 64 levels/,
+    ],
+    [
+      'deep flow nesting',
+      `quotas: ${'['.repeat(70)}${']'.repeat(70)}`,
+      /nests collections more than 64 levels/,
+    ],
+    ['a bracket flood', `quotas: ${'['.repeat(200_000)}`, /opens more than 1000 \[ or \{/],
+    ['several documents', 'quotas: []\n---\nquotas: []\n', /several YAML documents/],
+    ['a list as a key', '? [a, b]\n: 1\n', /not a plain name/],
+  ])('refuses %s before it can hurt the process', (_, text, message) => {
+    expect(refusal(text).message).toMatch(message);
+  });
+
   it('lists every problem in file order', () => {
     const error = refusal(
       'quotas:\n  - name: a\n    scope: everywhere\n    limits:\n      - { name: r, limit: -1, window: 1s }\n  - name: "b c"\n',

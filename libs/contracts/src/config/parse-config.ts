@@ -1,11 +1,11 @@
-import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { QuotaSpec } from '../quota-spec';
-import { ConfigError, type ConfigIssue } from './config-error';
+import { ConfigError } from './config-error';
 import { readGoccConfig } from './gocc-config';
 import { goccDefaultQuota, GOCC_DEFAULTS, type GoccSettings } from './gocc-default';
-import { formatConfigPath, IssueList, type ConfigPath, type PathIssue } from './issues';
+import { IssueList } from './issues';
 import { readNativeConfig } from './native-config';
 import { fieldValue, isMapping } from './readers';
+import { parseYaml, throwLocatedIssues, type ParsedYaml } from './yaml-document';
 
 export type ConfigFormat = 'native' | 'gocc';
 
@@ -25,79 +25,25 @@ export interface ParseConfigOptions {
   readonly source?: string;
 }
 
-/** Aliases beyond this are refused: a few lines of YAML must not expand into gigabytes. */
-const MAX_ALIAS_COUNT = 100;
-
-function positionOf(
-  lines: LineCounter,
-  node: unknown,
-): { line: number; column: number } | undefined {
-  if (!isNode(node) || node.range === undefined || node.range === null) return undefined;
-  const { line, col } = lines.linePos(node.range[0]);
-  return { line, column: col };
-}
-
-/**
- * Where a field is: the line of its key (`limits:` rather than the list below it), else of the
- * deepest node on the path that exists, so a missing field points at the mapping it belongs in.
- */
-function locate(
-  doc: Document,
-  lines: LineCounter,
-  path: ConfigPath,
-): { line: number; column: number } | undefined {
-  const field = path[path.length - 1];
-  const parent: unknown = path.length <= 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
-  if (typeof field === 'string' && isMap(parent)) {
-    const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === field);
-    const position = positionOf(lines, pair?.key);
-    if (position !== undefined) return position;
-  }
-  for (let depth = path.length; depth >= 0; depth -= 1) {
-    const node: unknown = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
-    const position = positionOf(lines, node);
-    if (position !== undefined) return position;
-  }
-  return undefined;
-}
-
-function toConfigIssue(doc: Document, lines: LineCounter, issue: PathIssue): ConfigIssue {
-  const position = locate(doc, lines, issue.path);
-  return { path: formatConfigPath(issue.path), message: issue.message, ...position };
-}
-
-function syntaxIssues(doc: Document, lines: LineCounter): ConfigIssue[] {
-  return doc.errors.map((error) => {
-    const { line, col } = lines.linePos(error.pos[0]);
-    return { path: '', line, column: col, message: error.message };
-  });
-}
+/** An empty file is more likely a half-written one than a wish for no quotas: keep the old. */
+const EMPTY_FILE = 'is empty (write `quotas: []` for no quotas)';
 
 /**
  * Parses a config file, YAML or JSON (JSON is YAML), in this project's format or GoCC's
- * `{ "keys": [...] }`. Throws ConfigError naming the line and field of every problem found.
+ * `{ "keys": [...] }`. Throws ConfigError naming the line and field of every problem found, and
+ * nothing else whatever the text.
  */
 export function parseConfigFile(text: string, options: ParseConfigOptions = {}): LimiterConfig {
-  const source = options.source ?? 'config';
-  const gocc = options.gocc ?? GOCC_DEFAULTS;
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) throw new ConfigError(syntaxIssues(doc, lines), source);
+  return readConfigDocument(parseYaml(text, options.source ?? 'config', EMPTY_FILE), options);
+}
 
-  let root: unknown;
-  try {
-    root = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ConfigError([{ path: '', message }], source);
-  }
-  if (root === null || root === undefined) {
-    // An empty file is more likely a half-written one than a wish for no quotas: keep the old.
-    throw new ConfigError(
-      [{ path: '', message: 'is empty (write `quotas: []` for no quotas)' }],
-      source,
-    );
-  }
+/** parseConfigFile's second half, for a document already parsed (the admin's import). */
+export function readConfigDocument(
+  parsed: ParsedYaml,
+  options: Pick<ParseConfigOptions, 'gocc'> = {},
+): LimiterConfig {
+  const { root, source } = parsed;
+  const gocc = options.gocc ?? GOCC_DEFAULTS;
   if (!isMapping(root)) {
     const message = 'must be a mapping with quotas, defaults, providers (or GoCC keys)';
     throw new ConfigError([{ path: '', line: 1, column: 1, message }], source);
@@ -113,11 +59,6 @@ export function parseConfigFile(text: string, options: ParseConfigOptions = {}):
   } else {
     config = { format: 'native', ...readNativeConfig(root, goccDefaultQuota(gocc), issues) };
   }
-  if (issues.count > 0) {
-    const located = issues.all.map((issue) => toConfigIssue(doc, lines, issue));
-    // In file order, so the message reads top to bottom like the file.
-    located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
-    throw new ConfigError(located, source);
-  }
+  throwLocatedIssues(parsed, issues);
   return config;
 }
