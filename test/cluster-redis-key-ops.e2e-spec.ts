@@ -14,28 +14,36 @@ import {
 } from '../apps/limiter/src/cluster/redis-quota-store';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 import { uniquePrefix } from './support/limiter-process';
+import { awayFromWindowEnd, redisClock } from './support/window';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const DAY = 86_400_000;
+const MINUTE = 60_000;
 
 function quota(limits: LimitSpec[], over: Partial<QuotaSpec> = {}): ClusterQuota {
   return compileQuota({ name: `${uniquePrefix()}.q`, limits, ...over });
 }
 
 const requests = (limit: number, algorithm: LimitSpec['algorithm'] = 'fixed_window') =>
-  ({ name: 'r', unit: 'requests', limit, windowMs: 60_000, algorithm }) as const;
+  ({ name: 'r', unit: 'requests', limit, windowMs: MINUTE, algorithm }) as const;
 const tokens = (limit: number) =>
-  ({ name: 't', unit: 'tokens', limit, windowMs: 60_000, algorithm: 'sliding_window' }) as const;
+  ({ name: 't', unit: 'tokens', limit, windowMs: MINUTE, algorithm: 'sliding_window' }) as const;
 
 describe('cluster scope key operations (real Redis)', () => {
   const connections: Redis[] = [];
   let a: RedisQuotaStore;
   let b: RedisQuotaStore;
+  let redisNow: () => number;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     for (let i = 0; i < 2; i++) connections.push(new Redis(REDIS_URL));
     [a, b] = connections.map((c) => new RedisQuotaStore(c)) as [RedisQuotaStore, RedisQuotaStore];
+    redisNow = await redisClock(connections[0]!);
   });
+
+  // Exact counts in fixed minute windows (and stats counted per minute) on Redis's clock: start
+  // each test well before the minute turns, which would reset them.
+  beforeEach(() => awayFromWindowEnd(MINUTE, 5_000, redisNow));
 
   afterAll(async () => {
     await Promise.all(connections.map((c) => c.quit()));
@@ -215,6 +223,8 @@ describe('coalescing (private Redis)', () => {
   it('without coalescing (Redis Cluster) every request is its own call', async () => {
     const store = new RedisQuotaStore(client, { coalesce: false });
     const q = quota([requests(10)]);
+    // Exactly 10 of one fixed minute window: not across the turn of the minute.
+    await awayFromWindowEnd(MINUTE, 5_000, await redisClock(client));
     await client.config('RESETSTAT');
     const outcomes = await Promise.all(
       Array.from({ length: 50 }, () => store.acquire(q, 'k', undefined)),

@@ -8,6 +8,7 @@ import { RedisPool } from '../apps/limiter/src/cluster/redis-pool';
 import { RedisQuotaStore, type ClusterQuota } from '../apps/limiter/src/cluster/redis-quota-store';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 import { uniquePrefix } from './support/limiter-process';
+import { awayFromWindowEnd, redisClock } from './support/window';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -30,12 +31,14 @@ const requests = (
 describe('RedisQuotaStore (real Redis)', () => {
   const connections: Redis[] = [];
   let stores: RedisQuotaStore[];
+  let redisNow: () => number;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     // Three connections stand for three replicas.
     for (let i = 0; i < 3; i++)
       connections.push(new Redis(REDIS_URL, { enableAutoPipelining: true }));
     stores = connections.map((c) => new RedisQuotaStore(c));
+    redisNow = await redisClock(connections[0]!);
   });
 
   afterAll(async () => {
@@ -46,6 +49,8 @@ describe('RedisQuotaStore (real Redis)', () => {
     '%s: 1000 concurrent acquires over three connections on a limit of 10 admit exactly 10, ten times',
     async (algorithm) => {
       const q = quota(requests(10, 60_000, algorithm));
+      // Exact counts in a fixed window aligned to Redis's minute: not across its turn.
+      await awayFromWindowEnd(60_000, 5_000, redisNow);
       for (let round = 0; round < 10; round++) {
         const key = `key-${round}`;
         const outcomes = await Promise.all(
@@ -139,6 +144,8 @@ describe('RedisQuotaStore (real Redis)', () => {
 
   it('state expires when it holds no information any more, and keys of one (quota, key) share a tag', async () => {
     const q = quota(requests(10, 2_000, 'fixed_window'));
+    // The key lives until its 2 s window ends: not about to end before PTTL reads it.
+    await awayFromWindowEnd(2_000, 500, redisNow);
     await stores[0]!.acquire(q, 'k', undefined);
     const stateKey = RedisQuotaStore.stateKey(q.name, 'k');
     const ttl = await connections[0]!.pttl(stateKey);
@@ -169,6 +176,8 @@ describe('RedisQuotaStore (real Redis)', () => {
     it('spreads (quota, key)s over both by FNV-1a(key), each key exact on its own server', async () => {
       const q = quota(requests(3, 60_000, 'fixed_window'));
       const keys = Array.from({ length: 40 }, (_, i) => `spread-${i}`);
+      // Exactly 3 per key of one fixed minute window: not across its turn.
+      await awayFromWindowEnd(60_000, 5_000, redisNow);
       const outcomes = await Promise.all(
         keys.flatMap((key) =>
           Array.from({ length: 5 }, () => pool.storeFor(key).acquire(q, key, undefined)),

@@ -18,11 +18,13 @@ import {
 } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { privateRedis, type RedisProcess } from './support/redis-process';
+import { awayFromWindowEnd, redisClock } from './support/window';
 
 jest.setTimeout(90_000);
 
 const NATS_URL = 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const HOUR = 3_600_000;
 
 /** Three limiters on the shared Redis and NATS, one queue group, each with its own data dir. */
 async function startThree(
@@ -54,6 +56,7 @@ describe('cluster scope: three limiters on one Redis', () => {
   const quota = `shared-${randomUUID()}`;
   const limiters: LimiterProcess[] = [];
   let nc: NatsConnection;
+  let redisNow: () => number;
 
   beforeAll(async () => {
     const config = configFile(dir, [
@@ -75,6 +78,7 @@ describe('cluster scope: three limiters on one Redis', () => {
     ]);
     limiters.push(...(await startThree(dir, config, prefix, group)));
     nc = await connect({ servers: NATS_URL });
+    redisNow = await redisClock(REDIS_URL);
   });
 
   afterAll(async () => {
@@ -86,6 +90,8 @@ describe('cluster scope: three limiters on one Redis', () => {
 
   it('1000 concurrent acquires, half over NATS, half over HTTP to the three, admit exactly 10, ten times', async () => {
     for (let round = 0; round < 10; round++) {
+      // Exactly 10 of a fixed hour on Redis's clock: a round is not to straddle its turn.
+      await awayFromWindowEnd(HOUR, 5_000, redisNow);
       const key = `burst-${round}-${randomUUID()}`;
       const body = { key, quota };
       const replies = await Promise.all(

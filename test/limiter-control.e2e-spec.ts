@@ -7,6 +7,7 @@
 import {
   controlNames,
   encodeEntry,
+  PROVIDER_MINUTE_MS,
   quotaEntryKey,
   STATS_REPORT_EVERY_MS,
   type ControlProvider,
@@ -22,6 +23,7 @@ import { join } from 'node:path';
 import { connect, createInbox, type KV, type NatsConnection } from 'nats';
 import { httpAcquire, post, sleep, type Json } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { awayFromWindowEnd } from './support/window';
 
 jest.setTimeout(120_000);
 
@@ -287,6 +289,9 @@ describe('limiters follow the admin control bucket', () => {
         counts.set(report.replica, (counts.get(report.replica) ?? 0) + 1);
       }
     })();
+    // The next test reads these as the key's approved count (~3 s from now), which is counted per
+    // window of the first limit, rpm: aligned to the minute although rpm slides. Not across it.
+    await awayFromWindowEnd(PROVIDER_MINUTE_MS, 10_000);
     for (let i = 0; i < 2; i++)
       expect((await httpAcquire(a.url, { key: 'gpt-4o' }))['status']).toBe(200);
     expect((await httpAcquire(b.url, { key: 'gpt-4o' }))['status']).toBe(200);

@@ -7,12 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LimiterService } from '../apps/limiter/src/engine-host/limiter.service';
 import { ReadinessService } from '../apps/limiter/src/engine-host/readiness.service';
-import {
-  awayFromWindowEnd,
-  eventually,
-  startInProcessLimiter,
-  type RunningApp,
-} from './support/in-process-limiter';
+import { eventually, startInProcessLimiter, type RunningApp } from './support/in-process-limiter';
+import { awayFromWindowEnd } from './support/window';
 
 const HOUR = 3_600_000;
 const LIMIT = 5;

@@ -7,12 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  awayFromWindowEnd,
-  eventually,
-  startInProcessLimiter,
-  type RunningApp,
-} from './support/in-process-limiter';
+import { eventually, startInProcessLimiter, type RunningApp } from './support/in-process-limiter';
+import { awayFromWindowEnd } from './support/window';
 
 const HOUR = 3_600_000;
 

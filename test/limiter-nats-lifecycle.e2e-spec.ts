@@ -14,12 +14,14 @@ import {
   type LimiterProcess,
 } from './support/limiter-process';
 import { startNatsServer, stopProcess, waitUntil as eventually } from './support/nats-process';
+import { awayFromWindowEnd } from './support/window';
 
 jest.setTimeout(60_000);
 
 type Json = Record<string, unknown>;
 
 const SHARED_NATS = 'nats://127.0.0.1:4222';
+const HOUR = 3_600_000;
 async function ask(
   nc: NatsConnection,
   subject: string,
@@ -63,13 +65,15 @@ describe('limiter NATS lifecycle: SIGTERM with waiters queued', () => {
       NATS_QUEUE_GROUP: `q-${randomUUID()}`,
       MAX_REQUESTS: '1',
       MAX_REQUESTS_IN_QUEUE: '20',
-      WINDOW_MILLIS: '3600000',
+      WINDOW_MILLIS: String(HOUR),
     });
     const key = `drain-${randomUUID()}`;
     await eventually('the limiter to subscribe', async () => {
       const stats = await ask(nc, `${prefix}.stats`, { key }, 500);
       return stats.key === key;
     });
+    // The waiters must stay queued until SIGTERM: not admitted by the fixed hour turning.
+    await awayFromWindowEnd(HOUR, 10_000);
     const admitted = await ask(nc, `${prefix}.acquire`, { key });
     expect(admitted).toMatchObject({ allowed: true, code: 'OK' });
 
@@ -109,7 +113,7 @@ describe('limiter NATS lifecycle: NATS down at start, up later, restarted', () =
       NATS_SUBJECT_PREFIX: prefix,
       NATS_QUEUE_GROUP: `q-${randomUUID()}`,
       MAX_REQUESTS: '10',
-      WINDOW_MILLIS: '3600000',
+      WINDOW_MILLIS: String(HOUR),
     });
 
     // NATS unreachable: alive, not ready, and it keeps serving HTTP.
@@ -132,6 +136,8 @@ describe('limiter NATS lifecycle: NATS down at start, up later, restarted', () =
       reconnectTimeWait: 100,
     });
     const key = `reconnect-${randomUUID()}`;
+    // Both acquires, a NATS restart apart (~4 s, more under load), in one fixed hour.
+    await awayFromWindowEnd(HOUR, 20_000);
     expect(await ask(nc, `${prefix}.acquire`, { key })).toMatchObject({
       allowed: true,
       code: 'OK',

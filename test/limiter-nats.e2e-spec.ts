@@ -9,12 +9,14 @@ import { connect, type Msg, type NatsConnection } from 'nats';
 import { createLimiterApp } from '../apps/limiter/src/app';
 import { ReadinessService } from '../apps/limiter/src/engine-host/readiness.service';
 import { uniquePrefix } from './support/limiter-process';
+import { awayFromWindowEnd } from './support/window';
 
 jest.setTimeout(30_000);
 
 type Json = Record<string, unknown>;
 
 const NATS_URL = 'nats://127.0.0.1:4222';
+const HOUR = 3_600_000;
 
 async function startApp(env: Record<string, string>): Promise<NestFastifyApplication> {
   Object.assign(process.env, env);
@@ -55,7 +57,7 @@ describe('limiter over NATS', () => {
       NATS_QUEUE_GROUP: `q-${randomUUID()}`,
       MAX_REQUESTS: '10',
       MAX_REQUESTS_IN_QUEUE: '0',
-      WINDOW_MILLIS: '3600000',
+      WINDOW_MILLIS: String(HOUR),
     });
     nc = await connect({ servers: NATS_URL });
   });
@@ -67,6 +69,8 @@ describe('limiter over NATS', () => {
 
   it('admits exactly 10 of 1000 concurrent acquires, ten times over', async () => {
     for (let round = 0; round < 10; round++) {
+      // Exactly 10 of the default quota's fixed hour: a round is not to straddle its turn.
+      await awayFromWindowEnd(HOUR);
       const key = `burst-${round}-${randomUUID()}`;
       const replies = await Promise.all(
         Array.from({ length: 1000 }, () => ask(nc, subject('acquire'), JSON.stringify({ key }))),
@@ -295,6 +299,9 @@ describe('limiter over NATS: waiters', () => {
     const key = `fifo-${randomUUID()}`;
     const acquire = (requestId: string, wait: boolean): Promise<Json> =>
       ask(nc, `${prefix}.acquire`, JSON.stringify({ key, requestId, wait }));
+    // The waiters must find this 400 ms window full: had it turned since the first two, the first
+    // waiters would be admitted at once (waitedMs 0). Start early in a window.
+    await awayFromWindowEnd(400, 300);
     const first = await Promise.all([acquire('now-0', false), acquire('now-1', false)]);
     expect(first.map((r) => r.code)).toEqual(['OK', 'OK']);
 

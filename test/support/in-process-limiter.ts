@@ -43,12 +43,3 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-
-/**
- * Windows are aligned to the epoch: a test that must stay inside one window first waits out a
- * window that is about to end (at most `marginMs`).
- */
-export async function awayFromWindowEnd(windowMs: number, marginMs = 5_000): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
-}
