@@ -18,10 +18,13 @@ import {
 import type { KV, NatsConnection } from 'nats';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import { errorMessage } from './error-message';
+import { inWindows } from './in-windows';
 import { NatsConnectionService } from './nats-connection.service';
 
 /** JetStream API calls (bucket lookup, put, get, delete) give up after this long. */
 const JETSTREAM_TIMEOUT_MS = 2_000;
+/** KV writes in flight at once during an import or a reconcile. */
+const PUBLISH_WINDOW = 64;
 /** After a failed write or reconcile while NATS is up, reconcile again this often until in sync. */
 const RETRY_RECONCILE_MS = 2_000;
 /** Shutdown waits at most this long for queued writes. */
@@ -122,6 +125,11 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     return this.write(entryOp({ kind: 'quota', quota }));
   }
 
+  /** publishQuota for many (an import): one queued task, PUBLISH_WINDOW puts in flight. */
+  publishQuotas(quotas: readonly ControlQuota[]): Promise<PublishOutcome> {
+    return this.writeAll(quotas.map((quota) => entryOp({ kind: 'quota', quota })));
+  }
+
   removeQuota(name: string): Promise<PublishOutcome> {
     return this.write({ op: 'delete', key: quotaEntryKey(name) });
   }
@@ -164,6 +172,10 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   }
 
   private write(op: KvOp): Promise<PublishOutcome> {
+    return this.writeAll([op]);
+  }
+
+  private writeAll(ops: readonly KvOp[]): Promise<PublishOutcome> {
     return this.enqueue(async (): Promise<PublishOutcome> => {
       try {
         const kv = await this.openBucket();
@@ -171,8 +183,10 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
           this.behind = true;
           return notPublished('NATS is not connected');
         }
-        if (op.op === 'put') await kv.put(op.key, op.value);
-        else await kv.delete(op.key);
+        await inWindows(ops, PUBLISH_WINDOW, async (op) => {
+          if (op.op === 'put') await kv.put(op.key, op.value);
+          else await kv.delete(op.key);
+        });
         this.recovered();
         return { published: true };
       } catch (error) {
@@ -198,17 +212,17 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
 
       let put = 0;
       let deleted = 0;
-      for (const [key, value] of wanted) {
+      await inWindows([...wanted], PUBLISH_WINDOW, async ([key, value]) => {
         const entry = await kv.get(key);
-        if (entry !== null && entry.operation === 'PUT' && entry.string() === value) continue;
+        if (entry !== null && entry.operation === 'PUT' && entry.string() === value) return;
         await kv.put(key, value);
         put++;
-      }
-      for (const key of present) {
-        if (wanted.has(key)) continue;
+      });
+      const unwanted = present.filter((key) => !wanted.has(key));
+      await inWindows(unwanted, PUBLISH_WINDOW, async (key) => {
         await kv.delete(key);
         deleted++;
-      }
+      });
       this.behind = false;
       this.recovered();
       if (put + deleted > 0) {

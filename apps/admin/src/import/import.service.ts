@@ -39,8 +39,8 @@ export class ImportService {
       actor,
       summary,
     );
+    await this.publisher.publishQuotas(changed.changedQuotas);
     for (const q of changed.changedQuotas) {
-      await this.publisher.publishQuota(q);
       const quota = toQuota(q);
       this.events.emit({
         name: quota.name,
