@@ -3,7 +3,9 @@
  * last of them is in force on a limiter. A real admin and limiter process per size (started from
  * sources, fresh SQLite, the local NATS). Beside it, in the same run, the peer: the same number of
  * raw JetStream KV puts (64 in flight) until a raw KV watch has seen them all, the transport's own
- * floor for getting that many entries to a limiter. BENCH_QUICK=1 runs the smaller sizes only; BENCH_SIZES=1000,2000 picks them.
+ * floor for getting that many entries to a limiter. Meanwhile a client sends /v1/decide to the
+ * limiter back to back, so the run also prints what applying the import costs its requests.
+ * BENCH_QUICK=1 runs the smaller sizes only; BENCH_SIZES=1000,2000 picks them.
  */
 import { controlNames } from '@app/contracts';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { gqlData, startAdmin } from '../test/support/admin-process';
-import { post } from '../test/support/limiter-http';
+import { post, sleep } from '../test/support/limiter-http';
 import { startLimiter, uniquePrefix } from '../test/support/limiter-process';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
@@ -43,8 +45,35 @@ async function deleteBucket(name: string): Promise<void> {
   await nc.close();
 }
 
+/** Sequential /v1/decide round trips (a key of the default quota) until `stop` resolves. */
+async function latencies(url: string, stop: Promise<unknown>): Promise<number[]> {
+  let stopped = false;
+  void stop.finally(() => (stopped = true));
+  const samples: number[] = [];
+  while (!stopped) {
+    const started = performance.now();
+    await post(url, '/v1/decide', { key: 'latency-probe' });
+    samples.push(performance.now() - started);
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+function latencySummary(sorted: readonly number[]): string {
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+  const slow = sorted.filter((ms) => ms > 50).length;
+  return `p99.9 ${at(0.999)?.toFixed(1)} ms, max ${sorted.at(-1)?.toFixed(1)} ms, ${slow} of ${sorted.length} over 50 ms`;
+}
+
+interface Outcome {
+  answered: number;
+  inForce: number;
+  /** The limiter's decide latencies: for 2 s before the import, and from its start until in force. */
+  before: string;
+  during: string;
+}
+
 /** ms from sending the mutation to its answer, and to the last quota in force on the limiter. */
-async function ours(size: number): Promise<{ answered: number; inForce: number }> {
+async function ours(size: number): Promise<Outcome> {
   const prefix = uniquePrefix();
   const dirs = [0, 1].map((i) => mkdtempSync(join(tmpdir(), `bench-import-${i}-`)));
   const env = { NATS_URL, NATS_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'error' };
@@ -55,19 +84,32 @@ async function ours(size: number): Promise<{ answered: number; inForce: number }
   try {
     const text = document(size);
     const last = `q${size - 1}`;
-    const started = performance.now();
-    const data = await gqlData<{ importConfig: { quotas: string[] } }>(admin.url, IMPORT, {
-      d: text,
-    });
-    const answered = performance.now() - started;
-    if (data.importConfig.quotas.length !== size) throw new Error('not every quota was imported');
-    for (;;) {
-      const reply = await post(limiter.url, '/v1/decide', { key: 'probe', quota: last });
-      if (reply['limit'] === 10) break;
-      if (performance.now() - started > 120_000) throw new Error(`${last} not in force`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    return { answered, inForce: performance.now() - started };
+    const before = await latencies(limiter.url, sleep(2000));
+    let inForce = 0;
+    const done = (async () => {
+      const started = performance.now();
+      const data = await gqlData<{ importConfig: { quotas: string[] } }>(admin.url, IMPORT, {
+        d: text,
+      });
+      const answered = performance.now() - started;
+      if (data.importConfig.quotas.length !== size) throw new Error('not all quotas imported');
+      for (;;) {
+        const reply = await post(limiter.url, '/v1/decide', { key: 'probe', quota: last });
+        if (reply['limit'] === 10) break;
+        if (performance.now() - started > 120_000) throw new Error(`${last} not in force`);
+        await sleep(5);
+      }
+      inForce = performance.now() - started;
+      return answered;
+    })();
+    const during = await latencies(limiter.url, done);
+    const answered = await done;
+    return {
+      answered,
+      inForce,
+      before: latencySummary(before),
+      during: latencySummary(during),
+    };
   } finally {
     await Promise.all([admin.stop(), limiter.stop()]);
     await deleteBucket(controlNames(prefix).bucket);
@@ -106,13 +148,15 @@ async function rawKv(size: number): Promise<number> {
 async function main(): Promise<void> {
   console.log(`importConfig of N quotas (node ${process.version})`);
   for (const size of SIZES) {
-    const { answered, inForce } = await ours(size);
+    const { answered, inForce, before, during } = await ours(size);
     const peer = await rawKv(size);
     console.log(
       `N=${String(size).padEnd(6)} mutation answered ${answered.toFixed(0).padStart(6)} ms, ` +
         `last quota in force ${inForce.toFixed(0).padStart(6)} ms | raw KV puts seen ` +
         `${peer.toFixed(0).padStart(5)} ms | ratio ${(inForce / peer).toFixed(1)}x`,
     );
+    console.log(`         limiter decide latency before: ${before}`);
+    console.log(`         limiter decide latency during: ${during}`);
   }
 }
 
