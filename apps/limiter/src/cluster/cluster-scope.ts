@@ -16,6 +16,7 @@ export type StoreFailureAnswer = (
   q: QuotaSpec,
   input: NormalisedAcquire,
   requestId: string,
+  op: DecisionOp,
 ) => Decision | Promise<Decision>;
 
 export interface ClusterPlan {
@@ -267,7 +268,7 @@ export class ClusterScope {
       return decisionOf(q, input, requestId, outcome);
     } catch (error) {
       this.failed(error);
-      return this.onFailure(q.spec, input, requestId);
+      return this.onFailure(q.spec, input, requestId, op);
     }
   }
 

@@ -7,6 +7,7 @@ import {
   type StoreFailurePolicy,
 } from '@app/engine';
 import type { StoreFailureAnswer } from './cluster-scope';
+import type { DecisionOp } from './redis-quota-store';
 
 /**
  * The policy when a quota sets none. `local` keeps limiting (each replica its share) rather than
@@ -33,13 +34,13 @@ export function localFallback(q: QuotaSpec, replicas: number): QuotaSpec {
 
 /** Answers a request Redis could not decide, as its quota's onStoreFailure says. */
 export function storeFailureAnswer(
-  local: (input: NormalisedAcquire) => Decision | Promise<Decision>,
+  local: (input: NormalisedAcquire, op: DecisionOp) => Decision | Promise<Decision>,
 ): StoreFailureAnswer {
-  return (q, input, requestId) => {
+  return (q, input, requestId, op) => {
     const policy = q.onStoreFailure ?? DEFAULT_STORE_FAILURE;
     switch (policy) {
       case 'local':
-        return local(input);
+        return local(input, op);
       case 'open': {
         const d = refusal(
           'OK',

@@ -26,6 +26,7 @@ import { ClusterScope } from '../cluster/cluster-scope';
 import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
 import type { MaybeAsync } from './maybe-async';
 import { RedisPool } from '../cluster/redis-pool';
+import type { DecisionOp } from '../cluster/redis-quota-store';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 
 /** Told of every answered acquire (metrics); `seconds` runs from arrival to the answer. */
@@ -50,6 +51,8 @@ const MAX_OVERRIDES = 256;
 export class LimiterService implements OnModuleDestroy {
   readonly engine: Engine;
   private base: QuotaSpec[];
+  /** `base` as the engine holds it: cluster quotas at their per-replica share (onStoreFailure). */
+  private engineBase: readonly QuotaSpec[];
   private readonly overrides = new Map<string, QuotaSpec>();
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
@@ -65,11 +68,12 @@ export class LimiterService implements OnModuleDestroy {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {
     this.base = [goccDefaultQuota(settings.gocc)];
+    this.engineBase = this.base;
     this.engine = new Engine(this.base, { shards: settings.shards });
     if (settings.redisUrls.length > 0) {
       this.cluster = new ClusterScope(
         new RedisPool(settings.redisUrls, settings.redisCluster, settings.redisTimeoutMs),
-        storeFailureAnswer((input) => this.acquireLocally(input)),
+        storeFailureAnswer((input, op) => this.decideLocally(input, op)),
         `${Math.random().toString(36).slice(2, 8)}.`,
       );
     }
@@ -102,6 +106,7 @@ export class LimiterService implements OnModuleDestroy {
     this.engine.setQuotas([...local, ...this.overrides.values()], this.clock.now());
     if (plan !== undefined) this.cluster!.apply(plan);
     this.base = next;
+    this.engineBase = local;
     this.changes++;
   }
 
@@ -149,8 +154,12 @@ export class LimiterService implements OnModuleDestroy {
     return spec === undefined ? undefined : cluster.get(spec.name);
   }
 
-  /** onStoreFailure: local — the engine's copy of the quota, at limit / LIMITER_REPLICAS. */
-  private acquireLocally(input: NormalisedAcquire): Decision | Promise<Decision> {
+  /**
+   * onStoreFailure: local — the engine's copy of the quota, at limit / LIMITER_REPLICAS; a decide
+   * stays a dry run there too.
+   */
+  private decideLocally(input: NormalisedAcquire, op: DecisionOp): Decision | Promise<Decision> {
+    if (op === 'decide') return this.engine.decide(input, this.clock.now());
     const answer = this.engine.acquire(input, this.clock.now());
     if (!(answer instanceof PendingAcquire)) return answer;
     this.arm(this.engine.nextWakeAt());
@@ -268,7 +277,7 @@ export class LimiterService implements OnModuleDestroy {
     if (this.overrides.size >= MAX_OVERRIDES) return undefined;
     const spec = goccQuota(name, undefined, gocc);
     // Registered only once the engine took it, so a refused override cannot poison later changes.
-    this.engine.setQuotas([...this.base, ...this.overrides.values(), spec], this.clock.now());
+    this.engine.setQuotas([...this.engineBase, ...this.overrides.values(), spec], this.clock.now());
     this.overrides.set(name, spec);
     return name;
   }
