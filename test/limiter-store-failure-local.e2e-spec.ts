@@ -42,7 +42,8 @@ describe('onStoreFailure: local while Redis is unreachable (LIMITER_REPLICAS=3)'
 
   async function admitted(key: string, n: number): Promise<number> {
     let count = 0;
-    for (let i = 0; i < n; i++) if ((await limiter.acquire({ key })).allowed) count++;
+    for (let i = 0; i < n; i++)
+      if ((await limiter.acquire({ key, cost: { requests: 1 } })).allowed) count++;
     return count;
   }
 
@@ -52,7 +53,7 @@ describe('onStoreFailure: local while Redis is unreachable (LIMITER_REPLICAS=3)'
 
   it('keeps decide a dry run: decides charge nothing from the share', async () => {
     for (let i = 0; i < 5; i++)
-      expect((await limiter.decide({ key: 'shared-b' })).allowed).toBe(true);
+      expect((await limiter.decide({ key: 'shared-b', cost: { requests: 1 } })).allowed).toBe(true);
     expect(await admitted('shared-b', 6)).toBe(3);
   });
 
