@@ -3,7 +3,7 @@
  * processes, NATS with JetStream and SQLite files. Quotas changed through GraphQL reach both
  * limiters within 1 s, survive an admin restart, are audited; stats are pushed and add up.
  */
-import { controlNames } from '@app/contracts';
+import { controlNames, quotaEntryKey } from '@app/contracts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,24 @@ describe('admin control plane with two limiters', () => {
       expect(codes.filter((c) => c === 200)).toHaveLength(10);
       expect(codes[10]).toBe(429);
     }
+  });
+
+  it('stores, publishes and audits nothing for an upsert that changes nothing', async () => {
+    const kv = await nc.jetstream().views.kv(controlNames(prefix).bucket, { bindOnly: true });
+    const before = await kv.get(quotaEntryKey('api'));
+    const audited = async () =>
+      (await gqlData<{ auditLog: Json[] }>(admin.url, '{ auditLog(limit: 1000) { at } }', {}, AUTH))
+        .auditLog.length;
+    const entries = await audited();
+    const data = await gqlData<{ upsertQuota: Json }>(
+      admin.url,
+      UPSERT,
+      { input: quotaInput('api', 10) },
+      AUTH,
+    );
+    expect(data.upsertQuota).toMatchObject({ name: 'api', version: 2 });
+    expect((await kv.get(quotaEntryKey('api')))?.revision).toBe(before?.revision);
+    expect(await audited()).toBe(entries);
   });
 
   it('writes the audit entry with who, what, before and after', async () => {

@@ -125,9 +125,9 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     return this.write(entryOp({ kind: 'quota', quota }));
   }
 
-  /** publishQuota for many (an import): one queued task, PUBLISH_WINDOW puts in flight. */
-  publishQuotas(quotas: readonly ControlQuota[]): Promise<PublishOutcome> {
-    return this.writeAll(quotas.map((quota) => entryOp({ kind: 'quota', quota })));
+  /** Many entries (an import): one queued task, PUBLISH_WINDOW puts in flight. */
+  publishEntries(entries: readonly ControlEntry[]): Promise<PublishOutcome> {
+    return this.writeAll(entries.map(entryOp));
   }
 
   removeQuota(name: string): Promise<PublishOutcome> {

@@ -39,7 +39,10 @@ export class ImportService {
       actor,
       summary,
     );
-    await this.publisher.publishQuotas(changed.changedQuotas);
+    await this.publisher.publishEntries([
+      ...changed.changedQuotas.map((quota) => ({ kind: 'quota' as const, quota })),
+      ...changed.changedProviders.map((provider) => ({ kind: 'provider' as const, provider })),
+    ]);
     for (const q of changed.changedQuotas) {
       const quota = toQuota(q);
       this.events.emit({
@@ -49,7 +52,6 @@ export class ImportService {
         at: quota.updatedAt,
       });
     }
-    for (const p of changed.changedProviders) await this.publisher.publishProvider(p);
 
     const notes = [...plan.notes];
     let usageRecorded = 0;

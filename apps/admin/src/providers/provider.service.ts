@@ -45,8 +45,8 @@ export class ProviderService {
     const issues: FieldIssue[] = [];
     checkProviderName(name, issues);
     if (issues.length > 0) throw userInputError(issues);
-    const { after } = await this.store.setProviderEnabled(name, enabled, actor);
-    await this.publisher.publishProvider(after);
+    const { after, changed } = await this.store.setProviderEnabled(name, enabled, actor);
+    if (changed) await this.publisher.publishProvider(after);
     return toProvider(after);
   }
 
@@ -64,8 +64,8 @@ export class ProviderService {
     checkLimit(model.maxTpm, 'maxTpm', issues);
     checkLimit(model.maxRpd, 'maxRpd', issues);
     if (issues.length > 0) throw userInputError(issues);
-    const { after } = await this.store.setModelQuota(provider, model, actor);
-    await this.publisher.publishProvider(after);
+    const { after, changed } = await this.store.setModelQuota(provider, model, actor);
+    if (changed) await this.publisher.publishProvider(after);
     return toProvider(after);
   }
 }

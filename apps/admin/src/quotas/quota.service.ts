@@ -33,9 +33,11 @@ export class QuotaService {
   async upsert(input: QuotaInput, actor: string): Promise<Quota> {
     const others = (await this.store.quotas()).map((q) => q.spec);
     const spec = validateQuotaInput(input, others);
-    const { after } = await this.store.saveQuota(spec, actor);
-    await this.publisher.publishQuota(after);
+    const { after, changed } = await this.store.saveQuota(spec, actor);
     const quota = toQuota(after);
+    // The same quota again changes nothing: no KV revision wakes the limiters, no event fires.
+    if (!changed) return quota;
+    await this.publisher.publishQuota(after);
     this.events.emit({
       name: spec.name,
       change: QuotaChangeKind.upserted,
