@@ -162,6 +162,15 @@ describe('admin GraphQL API (development mode)', () => {
     );
     expect(doc.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(doc.errors?.[0]?.message).toMatch(/line \d/);
+    // An import is held to upsertQuota's rules: a quota with no limits is refused there too.
+    const empty = await gql(
+      r.url,
+      'mutation { importConfig(document: "quotas: [{ name: bare, match: bare-*, limits: [] }]", format: yaml) { quotas } }',
+    );
+    expect(empty.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(empty.errors?.[0]?.message).toMatch(/quotas\[0\]\.limits: needs at least one limit/);
+    const stored = await gql(r.url, '{ quota(name: "bare") { name } }');
+    expect(stored.data).toEqual({ quota: null });
   });
 
   it('refuses queries above the depth and complexity limits', async () => {

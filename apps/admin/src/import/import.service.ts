@@ -1,9 +1,9 @@
 import { ConfigError, type QuotaSpec } from '@app/contracts';
-import { compileQuota, InvalidQuotaError } from '@app/engine';
 import { Inject, Injectable } from '@nestjs/common';
 import { ControlPublisher, LimiterClient } from '../control';
 import { userInputError, type FieldIssue } from '../graphql/user-input-error';
 import { QuotaEvents } from '../quotas/quota-events';
+import { quotaIssues } from '../quotas/quota-validation';
 import { toQuota } from '../quotas/quota-mapping';
 import { QuotaChangeKind } from '../quotas/quota.types';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
@@ -108,7 +108,7 @@ export class ImportService {
   }
 }
 
-/** The engine's checks and unique match patterns, across the admin's quotas and the document's. */
+/** upsertQuota's checks for every quota, matches unique across the admin's and the document's. */
 function checkQuotas(quotas: readonly QuotaSpec[], existing: readonly QuotaSpec[]): void {
   const issues: FieldIssue[] = [];
   const imported = new Set(quotas.map((q) => q.name));
@@ -116,21 +116,8 @@ function checkQuotas(quotas: readonly QuotaSpec[], existing: readonly QuotaSpec[
   for (const q of existing)
     if (!imported.has(q.name) && q.match !== undefined) patterns.set(q.match, q.name);
   quotas.forEach((q, i) => {
-    try {
-      compileQuota(q);
-    } catch (error) {
-      if (!(error instanceof InvalidQuotaError)) throw error;
-      issues.push({ field: `document: quotas[${i}]`, message: error.message });
-    }
-    if (q.match === undefined) return;
-    const owner = patterns.get(q.match);
-    if (owner !== undefined && owner !== q.name) {
-      issues.push({
-        field: `document: quotas[${i}].match`,
-        message: `is the same pattern as quota "${owner}"`,
-      });
-    }
-    patterns.set(q.match, q.name);
+    issues.push(...quotaIssues(q, `document: quotas[${i}]`, (match) => patterns.get(match)));
+    if (q.match !== undefined) patterns.set(q.match, q.name);
   });
   if (issues.length > 0) throw userInputError(issues);
 }

@@ -32,15 +32,9 @@ export function validateQuotaInput(input: QuotaInput, others: readonly QuotaSpec
     message: i.message,
   }));
   if (spec !== undefined && found.length === 0) {
-    found.push(...crossChecks(spec, others));
-    if (found.length === 0) {
-      try {
-        compileQuota(spec);
-      } catch (error) {
-        if (!(error instanceof InvalidQuotaError)) throw error;
-        found.push({ field: 'input', message: error.message });
-      }
-    }
+    const ownerOf = (match: string) =>
+      others.find((o) => o.name !== spec.name && o.match === match)?.name;
+    found.push(...quotaIssues(spec, 'input', ownerOf));
   }
   if (spec === undefined || found.length > 0) {
     throw userInputError(
@@ -50,22 +44,36 @@ export function validateQuotaInput(input: QuotaInput, others: readonly QuotaSpec
   return spec;
 }
 
-function crossChecks(spec: QuotaSpec, others: readonly QuotaSpec[]): FieldIssue[] {
+/**
+ * What the admin refuses beyond the config reader's rules, for upsertQuota and importConfig
+ * alike: no limits, a default quota with a match, a match another quota has (`ownerOf` names
+ * that quota), and whatever the engine refuses. `field` is where the quota is (`input`).
+ */
+export function quotaIssues(
+  spec: QuotaSpec,
+  field: string,
+  ownerOf: (match: string) => string | undefined,
+): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (spec.limits.length === 0) {
-    issues.push({ field: 'input.limits', message: 'needs at least one limit' });
+    issues.push({ field: `${field}.limits`, message: 'needs at least one limit' });
   }
   if (spec.name === DEFAULT_QUOTA_NAME && spec.match !== undefined) {
     issues.push({
-      field: 'input.match',
+      field: `${field}.match`,
       message: 'the default quota serves unmatched keys and takes no match',
     });
   }
-  const clash = others.find(
-    (o) => o.name !== spec.name && o.match !== undefined && o.match === spec.match,
-  );
-  if (clash !== undefined) {
-    issues.push({ field: 'input.match', message: `is the same pattern as quota "${clash.name}"` });
+  const owner = spec.match === undefined ? undefined : ownerOf(spec.match);
+  if (owner !== undefined && owner !== spec.name) {
+    issues.push({ field: `${field}.match`, message: `is the same pattern as quota "${owner}"` });
+  }
+  if (issues.length > 0) return issues;
+  try {
+    compileQuota(spec);
+  } catch (error) {
+    if (!(error instanceof InvalidQuotaError)) throw error;
+    issues.push({ field, message: error.message });
   }
   return issues;
 }
