@@ -221,6 +221,9 @@ describe('admin control plane with two limiters', () => {
     await sleep(1000);
     expect(sub.values).toEqual([]);
     expect(sub.errors.length).toBeGreaterThan(0);
+    // Mercurius refuses with a `connection_error` frame (message Forbidden) and closes; the
+    // graphql-ws client reports that frame itself, which tells this refusal from other failures.
+    expect(JSON.stringify(sub.errors.map(String))).toMatch(/connection_error/);
     sub.stop();
     await client.dispose();
   });

@@ -149,7 +149,7 @@ describe('cluster scope key operations (real Redis)', () => {
     expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
   });
 
-  it('calendar windows reset at midnight in the zone, decided on Redis time', async () => {
+  it('calendar windows: a refusal waits until the zone’s next midnight on Redis time', async () => {
     const spec: LimitSpec = {
       name: 'rpd',
       unit: 'requests',

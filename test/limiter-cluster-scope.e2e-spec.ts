@@ -17,6 +17,7 @@ import {
   waitReady,
 } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { intoWindow } from './support/cluster-load';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 import { awayFromWindowEnd, redisClock } from './support/window';
 
@@ -157,9 +158,9 @@ describe('cluster scope: three limiters on one Redis', () => {
     const url = limiters[2]!.url;
     const ask = (id: string): Promise<Json> =>
       httpAcquire(url, { key, quota: `${quota}-wait`, wait: true, requestId: id });
-    // Start just after a window turned, so the next turn is ~1.7 s away however slow the machine.
-    const windowMs = 2000;
-    while (Date.now() % windowMs < 100 || Date.now() % windowMs > 200) await sleep(5);
+    // Start just after a window turned (on Redis's clock, which decides), so the next turn is
+    // ~1.7 s away however slow the machine.
+    await intoWindow(redisNow, 2000, 100, 200);
     const first = await Promise.all([ask('w0'), ask('w1')]);
     expect(first.map((r) => [r['code'], r['waitedMs']])).toEqual([
       ['OK', 0],
@@ -342,6 +343,7 @@ describe('cluster scope: Redis stopped and restarted under load', () => {
     // Every request answered, promptly, by its policy.
     expect(Date.now() - started).toBeLessThan(5_000);
     const by = (name: string): Json[] => during.filter((r) => r['quota'] === name);
+    for (const name of ['p-closed', 'p-open', 'p-local']) expect(by(name)).toHaveLength(20);
     expect(by('p-closed').every((r) => r['code'] === 'UNAVAILABLE' && r['status'] === 503)).toBe(
       true,
     );

@@ -133,7 +133,7 @@ describe('limiters follow the admin control bucket', () => {
 
   beforeAll(async () => {
     nc = await connect({ servers: NATS_URL });
-    // As the admin would; the limiters create the bucket with the same options if they come first.
+    // As the admin would: limiters never create the bucket (they bind to it and wait for it).
     kv = await nc.jetstream().views.kv(names.bucket, { history: 1 });
   });
 
@@ -189,8 +189,7 @@ describe('limiters follow the admin control bucket', () => {
         });
       }
       // Keep the 10 admissions and the refusal inside one fixed window.
-      const left = WINDOW_MS - (Date.now() % WINDOW_MS);
-      if (left < 3_000) await sleep(left + 20);
+      await awayFromWindowEnd(WINDOW_MS, 3_000);
       const key = `api-lowered-${run}-${randomUUID()}`;
       const putAt = Date.now();
       await put({ kind: 'quota', quota: apiQuota(10, 3 + 2 * run) });
