@@ -61,7 +61,6 @@ export {
 } from './config/gocc-default';
 export { goccQuotaName } from './config/gocc-config';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
-export { effectiveQuotas } from './config/effective-quotas';
 export { isIanaTimeZone } from './config/timezone';
 export { listenConfig, parseLogLevel, parsePort } from './env';
 export type { Env, ListenConfig, LogLevelName } from './env';

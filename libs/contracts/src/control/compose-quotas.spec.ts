@@ -1,4 +1,4 @@
-import type { LimiterConfig } from '../config/parse-config';
+import { parseConfigFile, type LimiterConfig } from '../config/parse-config';
 import type { QuotaSpec } from '../quota-spec';
 import { composeQuotas } from './compose-quotas';
 import type { ControlSet } from './control-entries';
@@ -101,5 +101,28 @@ describe('composeQuotas with a model two providers list', () => {
     const out = composeQuotas(config([quota('default', 1)]), control);
     expect(names(out)).toEqual(['default', 'shared']);
     expect(limitOf(out, 'shared')).toBe(4);
+  });
+});
+
+describe('composeQuotas without an admin: the config and its providers', () => {
+  it('adds the model quotas of enabled providers after the file quotas', () => {
+    const config = parseConfigFile('providers: [anthropic]');
+    expect(composeQuotas(config, undefined).map((quota) => quota.name)).toEqual([
+      'default',
+      'claude-opus-4',
+      'claude-sonnet-4',
+      'claude-haiku-3.5',
+    ]);
+  });
+
+  it('lets a quota of the file override a built-in model profile', () => {
+    const config = parseConfigFile(
+      'providers: [openai]\nquotas:\n  - name: gpt-4o\n    match: gpt-4o\n    limits: [{ name: rpm, limit: 5, window: 1m }]\n',
+    );
+    const quotas = composeQuotas(config, undefined).filter((quota) => quota.name === 'gpt-4o');
+    expect(quotas).toHaveLength(1);
+    expect(quotas[0]?.limits).toEqual([
+      { name: 'rpm', unit: 'requests', limit: 5, windowMs: 60_000, algorithm: 'fixed_window' },
+    ]);
   });
 });

@@ -31,7 +31,6 @@ export class ConfigLoaderService {
   private watcher: FileWatcher | undefined;
   /** The text last applied or refused: the same text again is neither re-applied nor re-logged. */
   private lastText: string | undefined;
-  private readonly appliedListeners: (() => void)[] = [];
   readonly stats: ConfigLoaderStats = { applied: 0, refused: 0, valid: true };
 
   constructor(
@@ -40,11 +39,6 @@ export class ConfigLoaderService {
     private readonly readiness: ReadinessService,
     private readonly layers: QuotaLayersService,
   ) {}
-
-  /** Runs after every config put in force (persistence restores quotas that appear late). */
-  onApplied(listener: () => void): void {
-    this.appliedListeners.push(listener);
-  }
 
   /** Loads the config in force at start and begins watching the file. */
   start(): void {
@@ -103,7 +97,6 @@ export class ConfigLoaderService {
     this.stats.valid = true;
     this.readiness.configError = undefined;
     this.readiness.configLoaded = true;
-    for (const listener of this.appliedListeners) listener();
   }
 
   private read(file: string): string | undefined {
