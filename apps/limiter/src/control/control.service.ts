@@ -42,6 +42,8 @@ export class ControlService {
   private reporter: StatsReporter | undefined;
   private subscriptions: Subscription[] = [];
   private lastSaveFailure = '';
+  /** The control set this process last wrote to the store. */
+  private lastSaved: ControlSet | undefined;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -138,9 +140,11 @@ export class ControlService {
   private save(): void {
     const set = this.layers.controlInForce;
     const store = this.store;
-    if (set === undefined || store === undefined) return;
+    // A config reload leaves the control set as it was: nothing to encode or write.
+    if (set === undefined || store === undefined || set === this.lastSaved) return;
     try {
       store.save(set, this.clock.now());
+      this.lastSaved = set;
       this.lastSaveFailure = '';
     } catch (error) {
       const message = String(error);

@@ -63,7 +63,7 @@ export class QuotaLayersService {
       try {
         this.apply(config, this.wanted);
         this.config = config;
-        this.controlApplied(this.wanted);
+        this.controlApplied(this.wanted, this.wantedText ?? JSON.stringify(this.wanted));
         return;
       } catch {
         // still refused with this config: keep the control set in force, try the config alone
@@ -97,13 +97,14 @@ export class QuotaLayersService {
       this.log.error(`control set refused (the last good set stays in force): ${reason}`);
       return false;
     }
-    this.controlApplied(control);
+    this.controlApplied(control, text);
     return true;
   }
 
-  private controlApplied(control: ControlSet): void {
+  /** `text`: the set's JSON, as setControl computed it. */
+  private controlApplied(control: ControlSet, text: string): void {
     this.control = control;
-    this.controlText = JSON.stringify(control);
+    this.controlText = text;
     this.stats.applied++;
     this.readiness.controlError = undefined;
     const enabled = control.providers.filter((p) => p.enabled).map((p) => p.name);
