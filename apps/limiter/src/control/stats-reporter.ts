@@ -1,13 +1,15 @@
-import type { QuotaCount, StatsReport } from '@app/contracts';
+import type { QuotaCount, Scope, StatsReport } from '@app/contracts';
 import type { QuotaCounters } from '@app/engine';
 import type { NatsConnection } from 'nats';
 import { encodeJson } from '../nats/nats-codec';
 
-/** A replica's counters as the admin sums them. */
+/** A replica's counters as the admin sums them, and the queue group its peers look for. */
 export function statsReport(
   replica: string,
+  queueGroup: string,
   at: number,
   counters: readonly QuotaCounters[],
+  scopeOf: (quota: string) => Scope,
 ): StatsReport {
   const quotas: QuotaCount[] = counters.map((c) => ({
     quota: c.quota,
@@ -15,8 +17,9 @@ export function statsReport(
     denied: c.denied,
     queued: c.queued,
     activeKeys: c.activeKeys,
+    scope: scopeOf(c.quota),
   }));
-  return { replica, at, quotas };
+  return { replica, at, queueGroup, quotas };
 }
 
 /**
