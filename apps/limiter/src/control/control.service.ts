@@ -1,14 +1,14 @@
 import {
   controlNames,
   goccDefaultQuota,
-  parseStatsReport,
   STATS_REPORT_EVERY_MS,
+  STATS_REPORT_HEADERS,
   type ControlNames,
   type ControlSet,
 } from '@app/contracts';
 import { systemClock, type Clock } from '@app/engine';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { NatsConnection, Subscription } from 'nats';
+import type { MsgHdrs, NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { CLOCK, LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
@@ -21,7 +21,7 @@ import { ControlStore } from './control-store';
 import { ControlWatcher } from './control-watcher';
 import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
 import { QuotaLayersService } from './quota-layers.service';
-import { statsReport, StatsReporter } from './stats-reporter';
+import { statsReport, statsReportHeaders, StatsReporter } from './stats-reporter';
 
 /**
  * The limiter's side of the admin control plane, on the limiter's own NATS connection:
@@ -97,13 +97,10 @@ export class ControlService {
       this.names.statsReport,
       STATS_REPORT_EVERY_MS,
       () =>
-        statsReport(
-          this.replica,
-          this.settings.queueGroup,
-          this.clock.now(),
-          this.limiter.counters(),
-          (quota) => this.limiter.scopeOf(quota),
+        statsReport(this.replica, this.clock.now(), this.limiter.counters(), (quota) =>
+          this.limiter.scopeOf(quota),
         ),
+      statsReportHeaders(this.replica, this.settings.queueGroup),
       () => this.readiness.nats === 'subscribed',
       (error) => this.log.warn(`stats report not published: ${String(error)}`),
     );
@@ -138,7 +135,7 @@ export class ControlService {
       }),
       nc.subscribe(this.names.statsReport, {
         callback: (error, msg) => {
-          if (error === null) this.heard(msg.data);
+          if (error === null) this.heard(msg.headers);
         },
       }),
     ];
@@ -146,12 +143,17 @@ export class ControlService {
     this.reporter?.attach(nc);
   }
 
-  /** A replica's StatsReport (this one's too): the replicas of the queue group, then the warning. */
-  private heard(data: Uint8Array): void {
-    const report = parseStatsReport(data);
-    if (report === undefined) return;
+  /**
+   * A replica's StatsReport (this one's too), by its headers only: the replicas of the queue
+   * group, then the warning. The body is never parsed: it grows with the quotas.
+   */
+  private heard(h: MsgHdrs | undefined): void {
     const now = this.clock.now();
-    this.peers.hear(report, now);
+    this.peers.hear(
+      h?.get(STATS_REPORT_HEADERS.replica),
+      h?.get(STATS_REPORT_HEADERS.queueGroup),
+      now,
+    );
     const warning = this.localScope.check(this.peers.peers(now), this.settings.queueGroup);
     if (warning !== undefined) this.log.warn(warning);
   }

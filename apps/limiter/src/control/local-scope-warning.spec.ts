@@ -1,25 +1,19 @@
-import { goccDefaultQuota, GOCC_DEFAULTS, type QuotaSpec, type StatsReport } from '@app/contracts';
+import { goccDefaultQuota, GOCC_DEFAULTS, type QuotaSpec } from '@app/contracts';
 import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
 
 const T0 = 1_800_000_000_000;
-const report = (replica: string, queueGroup?: string): StatsReport => ({
-  replica,
-  at: T0,
-  ...(queueGroup !== undefined && { queueGroup }),
-  quotas: [],
-});
-
 describe('QueueGroupPeers: the replicas of this queue group, from their stats reports', () => {
   it('counts the replicas of its own group heard in the last 3 s', () => {
     const peers = new QueueGroupPeers('me', 'g');
     expect([peers.replicas(T0), peers.peers(T0)]).toEqual([0, 0]);
-    peers.hear(report('me', 'g'), T0);
+    peers.hear('me', 'g', T0);
     expect([peers.replicas(T0), peers.peers(T0)]).toEqual([1, 0]);
-    peers.hear(report('other-group', 'h'), T0);
-    peers.hear(report('old-limiter'), T0); // no queueGroup: cannot be told to share ours
+    peers.hear('other-group', 'h', T0);
+    peers.hear('old-limiter', undefined, T0); // no header: cannot be told to share ours
+    peers.hear(undefined, 'g', T0);
     expect([peers.replicas(T0), peers.peers(T0)]).toEqual([1, 0]);
-    peers.hear(report('b', 'g'), T0 + 100);
-    peers.hear(report('b', 'g'), T0 + 600);
+    peers.hear('b', 'g', T0 + 100);
+    peers.hear('b', 'g', T0 + 600);
     expect([peers.replicas(T0 + 600), peers.peers(T0 + 600)]).toEqual([2, 1]);
     // b silent for 3 s has left; so has this one if its own reports stop
     expect(peers.peers(T0 + 3_599)).toBe(1);

@@ -1,15 +1,11 @@
-import {
-  REPLICA_SILENT_AFTER_MS,
-  type QuotaSpec,
-  type Scope,
-  type StatsReport,
-} from '@app/contracts';
+import { REPLICA_SILENT_AFTER_MS, type QuotaSpec, type Scope } from '@app/contracts';
 import { isDeepStrictEqual } from 'node:util';
 
 /**
  * Local scope with several replicas admits limit x replicas: that is what local means, but an
  * operator should hear it from the replica, not find it in the docs after the fact. Replicas learn
- * about each other from the StatsReports every replica publishes (ControlNames.statsReport).
+ * about each other from the StatsReports every replica publishes (ControlNames.statsReport), by
+ * their headers alone (STATS_REPORT_HEADERS): the body grows with the quotas.
  */
 
 /** The replicas of one NATS queue group (they share its requests), from their StatsReports. */
@@ -21,10 +17,10 @@ export class QueueGroupPeers {
     readonly queueGroup: string,
   ) {}
 
-  /** Takes a report; reports of other queue groups (or of limiters without one) are not peers. */
-  hear(report: StatsReport, now: number): void {
-    if (report.queueGroup !== this.queueGroup) return;
-    this.heardAt.set(report.replica, now);
+  /** Takes a report's headers; other queue groups (or limiters that send none) are not peers. */
+  hear(replica: string | undefined, queueGroup: string | undefined, now: number): void {
+    if (replica === undefined || replica === '' || queueGroup !== this.queueGroup) return;
+    this.heardAt.set(replica, now);
     this.forgetSilent(now);
   }
 

@@ -23,11 +23,6 @@ export interface StatsReport {
   readonly replica: string;
   /** Epoch ms on the limiter's clock. */
   readonly at: number;
-  /**
-   * NATS_QUEUE_GROUP of the replica: replicas of one group share requests, so each local quota is
-   * admitted once per replica of the group. Absent from limiters that predate it.
-   */
-  readonly queueGroup?: string;
   readonly quotas: readonly QuotaCount[];
 }
 

@@ -27,8 +27,7 @@ function parseQuotaCount(value: unknown): QuotaCount | undefined {
 
 /**
  * A StatsReport as a limiter published it on ControlNames.statsReport, or undefined when `data`
- * is not one (a bad entry spoils the whole report). Read by the admin (sums) and by the limiters
- * (the replicas of their queue group).
+ * is not one (a bad entry spoils the whole report).
  */
 export function parseStatsReport(data: Uint8Array): StatsReport | undefined {
   let value: unknown;
@@ -38,12 +37,9 @@ export function parseStatsReport(data: Uint8Array): StatsReport | undefined {
     return undefined;
   }
   if (!isRecord(value)) return undefined;
-  const { replica, at, queueGroup, quotas } = value;
+  const { replica, at, quotas } = value;
   if (typeof replica !== 'string' || replica === '') return undefined;
   if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
-  if (queueGroup !== undefined && (typeof queueGroup !== 'string' || queueGroup === '')) {
-    return undefined;
-  }
   if (!Array.isArray(quotas)) return undefined;
   const counts: QuotaCount[] = [];
   for (const entry of quotas) {
@@ -51,7 +47,5 @@ export function parseStatsReport(data: Uint8Array): StatsReport | undefined {
     if (count === undefined) return undefined;
     counts.push(count);
   }
-  return queueGroup === undefined
-    ? { replica, at, quotas: counts }
-    : { replica, at, queueGroup, quotas: counts };
+  return { replica, at, quotas: counts };
 }
