@@ -178,7 +178,7 @@ describe('admin control plane with two limiters', () => {
     const client = subscriptionClient(admin.url, { authorization: `Bearer ${READ}` });
     const sub = collect<{ statsUpdated: { replicas: number; quotas: Json[] } }>(
       client,
-      'subscription { statsUpdated(quota: "stats") { at replicas quotas { quota approved denied } } }',
+      'subscription { statsUpdated(quota: "stats") { at replicas quotas { quota approved denied scope } } }',
     );
     try {
       let admitted = 0;
@@ -204,7 +204,12 @@ describe('admin control plane with two limiters', () => {
           break;
         await sleep(100);
       }
-      expect(last).toMatchObject({ quota: 'stats', approved: admitted, denied: refused });
+      expect(last).toMatchObject({
+        quota: 'stats',
+        approved: admitted,
+        denied: refused,
+        scope: 'local',
+      });
       const before = sub.values.length;
       await sleep(3100);
       expect(sub.values.length - before).toBeGreaterThanOrEqual(3);
@@ -232,7 +237,7 @@ describe('admin control plane with two limiters', () => {
     const key = 'stats-0-0';
     const before = await gqlData<{ keyStats: Json }>(
       admin.url,
-      'query K($key: String!) { keyStats(key: $key, quota: "stats") { key quota replicas approved limits { name used remaining } } }',
+      'query K($key: String!) { keyStats(key: $key, quota: "stats") { key quota replicas approved scope limits { name used remaining } } }',
       { key },
       AUTH,
     );
@@ -240,6 +245,7 @@ describe('admin control plane with two limiters', () => {
       key,
       quota: 'stats',
       replicas: 2,
+      scope: 'local', // summed over both replicas
       limits: [{ name: 'total', used: 5, remaining: 0 }],
     });
     const reset = await gqlData<{ resetKey: Json }>(

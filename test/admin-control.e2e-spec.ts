@@ -661,6 +661,45 @@ describe('StatsAggregator: the limiters stats reports', () => {
     });
   });
 
+  it('gives each quota the scope of its replicas: local as soon as one decides it alone', async () => {
+    const count = { approved: 1, denied: 0, queued: 0, activeKeys: 1 };
+    const a: StatsReport = {
+      replica: 'a',
+      at: Date.now(),
+      quotas: [
+        { quota: 'api', ...count, scope: 'local' },
+        { quota: 'mixed', ...count, scope: 'cluster' },
+        { quota: 'shared', ...count, scope: 'cluster' },
+        { quota: 'unsaid', ...count },
+      ],
+    };
+    const b: StatsReport = {
+      replica: 'b',
+      at: Date.now(),
+      quotas: [
+        { quota: 'api', ...count, scope: 'local' },
+        { quota: 'mixed', ...count, scope: 'local' }, // b has no Redis, say
+        { quota: 'shared', ...count, scope: 'cluster' },
+        { quota: 'unsaid', ...count },
+      ],
+    };
+    nc.publish(subject, JSON.stringify(a));
+    nc.publish(subject, JSON.stringify(b));
+    // A scope that is not one spoils the report.
+    nc.publish(
+      subject,
+      JSON.stringify({ ...a, replica: 'c', quotas: [{ ...a.quotas[0]!, scope: 'global' }] }),
+    );
+    await eventually('two replicas', () => admin.aggregator.current().replicas === 2, 3_000);
+    await eventually('the bad reports seen', () => admin.aggregator.malformedReports === 1, 3_000);
+    expect(admin.aggregator.current().quotas.map((q) => [q.quota, q.scope])).toEqual([
+      ['api', 'local'],
+      ['mixed', 'local'],
+      ['shared', 'cluster'],
+      ['unsaid', undefined],
+    ]);
+  });
+
   it('drops a replica silent for 3 s; updates() emits at least once a second', async () => {
     const emitted: { t: number; update: StatsUpdate }[] = [];
     const sub = admin.aggregator

@@ -248,7 +248,7 @@ describe('cluster scope: key operations across three limiters', () => {
     expect([once['allowed'], twice['allowed']]).toEqual([true, true]);
     expect(twice['requestId']).toBe('job-1');
     const stats = (await (await fetch(`${c}/v1/stats/${key}?quota=${llm}`)).json()) as Json;
-    expect(stats).toMatchObject({ approved: 2, denied: 0 });
+    expect(stats).toMatchObject({ approved: 2, denied: 0, scope: 'cluster' });
     expect((stats['limits'] as Json[]).map((l) => l['used'])).toEqual([2, 900]);
     // The generated id released on a third replica: the cost goes back, once.
     const release = { key, quota: llm, requestId: first['requestId'] };

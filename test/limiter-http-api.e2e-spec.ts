@@ -291,6 +291,7 @@ describe('JSON API (MAX_REQUESTS=5, one-hour windows, queue of 2)', () => {
       inFlight: 0,
       approved: 1,
       denied: 0,
+      scope: 'local',
     });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: 'UNKNOWN_QUOTA', field: 'quota' });

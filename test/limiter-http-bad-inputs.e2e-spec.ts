@@ -273,6 +273,7 @@ describe('bad HTTP inputs', () => {
       inFlight: 0,
       approved: 0,
       denied: 0,
+      scope: 'local',
     });
     const debug = await fetch(`${base}/debug/${VICTIM}`);
     expect(await debug.json()).toMatchObject({ Found: false, NumApprovedThisWindow: 0 });

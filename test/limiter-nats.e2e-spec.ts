@@ -123,7 +123,7 @@ describe('limiter over NATS', () => {
 
     expect(usage).toMatchObject({ ok: true, usage: { key, quota: 'default' } });
     const stats = await ask(nc, subject('stats'), JSON.stringify({ key }));
-    expect(stats).toMatchObject({ key, quota: 'default', queued: 0, inFlight: 0 });
+    expect(stats).toMatchObject({ key, quota: 'default', queued: 0, inFlight: 0, scope: 'local' });
     expect((stats.limits as Json[])[0]).toMatchObject({
       name: 'rph',
       unit: 'requests',

@@ -1,5 +1,5 @@
 import { exactKeyMatch } from './key-match';
-import { MS_PER_DAY, type QuotaSpec } from './quota-spec';
+import { MS_PER_DAY, type QuotaSpec, type Scope } from './quota-spec';
 
 /** One model's published limits; 0 means unlimited. */
 export interface ModelProfile {
@@ -63,10 +63,14 @@ export const PROVIDER_MINUTE_MS = 60_000;
  */
 export const PROVIDER_DAY_TIMEZONE = 'America/Los_Angeles';
 
-/** The quota serving model M: named M, matching key M exactly, limits rpm, tpm and rpd. */
-export function modelQuota(profile: ModelProfile): QuotaSpec {
+/**
+ * The quota serving model M: named M, matching key M exactly, limits rpm, tpm and rpd. `scope`:
+ * where the limiter decides it (see composeQuotas); local when absent.
+ */
+export function modelQuota(profile: ModelProfile, scope: Scope = 'local'): QuotaSpec {
   return {
     name: profile.model,
+    ...(scope === 'cluster' && { scope }),
     match: exactKeyMatch(profile.model),
     limits: [
       {
@@ -107,9 +111,10 @@ export function findProvider(
 export function providerQuotas(
   enabled: readonly string[],
   profiles: readonly ProviderProfile[] = BUILT_IN_PROVIDERS,
+  scope: Scope = 'local',
 ): QuotaSpec[] {
   const wanted = new Set(enabled);
   return profiles
     .filter((profile) => wanted.has(profile.name))
-    .flatMap((profile) => profile.models.map(modelQuota));
+    .flatMap((profile) => profile.models.map((model) => modelQuota(model, scope)));
 }

@@ -91,6 +91,40 @@ describe('Engine', () => {
       expect(decision(engine.acquire({ key }, T0)).quota).toBe(expected);
     });
 
+    it('resolves keys that made backtracking patterns run for minutes, in linear time', () => {
+      // With V8's RegExp, the first key held the event loop for hours, the second for minutes.
+      const hostile = new Engine([
+        { name: 'default', limits: [limit('rps', 100, 1000)] },
+        { name: 'nested', match: 're:^(a+)+$', limits: [limit('rps', 10, 1000)] },
+        { name: 'stars', match: `*${'x*'.repeat(30)}y`, limits: [limit('rps', 10, 1000)] },
+      ]);
+      expect(hostile.resolve(undefined, `${'a'.repeat(40)}!`)?.name).toBe('default');
+      expect(hostile.resolve(undefined, 'x'.repeat(200))?.name).toBe('default');
+      expect(hostile.resolve(undefined, 'a'.repeat(40))?.name).toBe('nested');
+      expect(hostile.resolve(undefined, `${'x'.repeat(40)}y`)?.name).toBe('stars');
+    });
+
+    it('resolves by the new patterns after a change of match', () => {
+      const changing = new Engine([
+        { name: 'default', limits: [limit('rps', 100, 1000)] },
+        { name: 'r', match: 're:^a-', limits: [limit('rps', 10, 1000)] },
+        { name: 'g', match: 'b-*', limits: [limit('rps', 10, 1000)] },
+      ]);
+      expect(changing.resolve(undefined, 'a-1')?.name).toBe('r');
+      changing.setQuotas(
+        [
+          { name: 'default', limits: [limit('rps', 100, 1000)] },
+          { name: 'r', match: 're:^c-', limits: [limit('rps', 10, 1000)] },
+          { name: 'g', match: 'b-*', limits: [limit('rps', 10, 1000)] },
+          { name: 'h', match: 're:^a-', limits: [limit('rps', 10, 1000)] },
+        ],
+        T0,
+      );
+      expect(changing.resolve(undefined, 'a-1')?.name).toBe('h');
+      expect(changing.resolve(undefined, 'c-1')?.name).toBe('r');
+      expect(changing.resolve(undefined, 'b-1')?.name).toBe('g');
+    });
+
     it('uses the named quota even when another one matches the key', () => {
       const d = decision(engine.acquire({ key: 'api-1', quota: 'vip' }, T0));
       expect(d).toMatchObject({ allowed: true, code: 'OK', quota: 'vip' });

@@ -134,7 +134,7 @@ export class Engine {
       if (seen.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
       seen.add(q.name);
     }
-    const resolver = new QuotaResolver(compiled);
+    const resolver = new QuotaResolver(compiled, this.resolver);
     const names = new Set(compiled.map((q) => q.name));
     for (const [name, index] of this.tableIndex) {
       if (names.has(name)) continue;

@@ -125,4 +125,6 @@ export interface KeyStats {
   /** In the current window of the first limit. */
   approved: number;
   denied: number;
+  /** Where the counts live; the engine's are always this process's, the host says which scope. */
+  scope?: Scope;
 }

@@ -13,7 +13,6 @@ export {
 export {
   StatsAggregator,
   STATS_UPDATE_EVERY_MS,
-  parseStatsReport,
   type QuotaStatsSum,
   type StatsUpdate,
 } from './stats-aggregator.service';

@@ -1,7 +1,8 @@
 import {
   controlNames,
+  parseStatsReport,
   REPLICA_SILENT_AFTER_MS,
-  type QuotaCount,
+  type Scope,
   type StatsReport,
 } from '@app/contracts';
 import {
@@ -26,6 +27,12 @@ export interface QuotaStatsSum {
   denied: number;
   queued: number;
   activeKeys: number;
+  /**
+   * `local` as soon as one replica decides the quota in its own memory (it then admits up to the
+   * limit on its own), `cluster` when every reporting replica decides it in Redis; absent when no
+   * replica said (limiters that predate the field).
+   */
+  scope?: Scope;
 }
 
 /** The cluster-wide stats (GraphQL `stats` / `statsUpdated`). */
@@ -124,12 +131,14 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
             denied: count.denied,
             queued: count.queued,
             activeKeys: count.activeKeys,
+            ...(count.scope !== undefined && { scope: count.scope }),
           });
         } else {
           sum.approved += count.approved;
           sum.denied += count.denied;
           sum.queued += count.queued;
           sum.activeKeys += count.activeKeys;
+          sum.scope = weakerScope(sum.scope, count.scope);
         }
       }
     }
@@ -162,42 +171,8 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseQuotaCount(value: unknown): QuotaCount | undefined {
-  if (!isRecord(value)) return undefined;
-  const { quota, approved, denied, queued, activeKeys } = value;
-  if (typeof quota !== 'string' || quota === '') return undefined;
-  if (!isCount(approved) || !isCount(denied) || !isCount(queued) || !isCount(activeKeys)) {
-    return undefined;
-  }
-  return { quota, approved, denied, queued, activeKeys };
-}
-
-/** A StatsReport, or undefined when `data` is not one (a bad entry spoils the whole report). */
-export function parseStatsReport(data: Uint8Array): StatsReport | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(value)) return undefined;
-  const { replica, at, quotas } = value;
-  if (typeof replica !== 'string' || replica === '') return undefined;
-  if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
-  if (!Array.isArray(quotas)) return undefined;
-  const counts: QuotaCount[] = [];
-  for (const entry of quotas) {
-    const count = parseQuotaCount(entry);
-    if (count === undefined) return undefined;
-    counts.push(count);
-  }
-  return { replica, at, quotas: counts };
+/** The scope two replicas' reports give a quota together: local wins, it is the weaker promise. */
+function weakerScope(a: Scope | undefined, b: Scope | undefined): Scope | undefined {
+  if (a === 'local' || b === 'local') return 'local';
+  return a ?? b;
 }

@@ -254,6 +254,20 @@ describe('importConfig refuses documents with a ConfigError naming line and fiel
       /does not compile/,
     ],
     [
+      'a regex with lookaround, in the second quota',
+      'quotas:\n  - { name: a, match: "a-*", limits: [] }\n  - name: b\n    match: "re:^b(?=c)"\n',
+      'yaml',
+      ['4 quotas[1].match'],
+      /has lookaround "\(\?=": match regexes use RE2 syntax/,
+    ],
+    [
+      'a GoCC regex with a backreference',
+      '{"keys": [{"key_pattern": "^(a)\\\\1$", "key_pattern_is_regex": true}]}',
+      'gocc',
+      ['1 keys[0].key_pattern'],
+      /has a backreference "\\1"/,
+    ],
+    [
       'GoCC keys mixed with quotas',
       '{"keys": [], "quotas": []}',
       'gocc',

@@ -3,12 +3,17 @@ import { Injectable } from '@nestjs/common';
 import { map, type Observable } from 'rxjs';
 import { LimiterClient, StatsAggregator, type StatsUpdate as ClusterStats } from '../control';
 import { notFoundError, unavailableError, userInputError } from '../graphql/user-input-error';
+import { Scope } from '../quotas/quota.types';
 import { AdminStore } from '../store';
 import type { KeyStats, ResetKeyResult, StatsUpdate } from './stats.types';
 
 function toUpdate(s: ClusterStats, quota: string | undefined): StatsUpdate {
   const quotas = quota === undefined ? s.quotas : s.quotas.filter((q) => q.quota === quota);
-  return { at: new Date(s.at), replicas: s.replicas, quotas: quotas.map((q) => ({ ...q })) };
+  return {
+    at: new Date(s.at),
+    replicas: s.replicas,
+    quotas: quotas.map((q) => ({ ...q, scope: q.scope as Scope | undefined })),
+  };
 }
 
 /** Refusals the limiters give for a key query, as GraphQL errors. */
@@ -49,6 +54,7 @@ export class StatsService {
     return {
       ...answer.stats,
       limits: answer.stats.limits.map((l) => ({ ...l })),
+      scope: (answer.scope ?? 'local') as Scope,
       replicas: answer.replicas,
     };
   }

@@ -1,5 +1,6 @@
 import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
 import { SafeInt } from '../graphql/safe-int.scalar';
+import { Scope } from '../quotas/quota.types';
 
 @ObjectType({ description: "One quota's counts summed over the live limiter replicas." })
 export class QuotaStats {
@@ -8,6 +9,14 @@ export class QuotaStats {
   @Field(() => SafeInt, { description: 'refused since each replica started' }) denied!: number;
   @Field(() => SafeInt, { description: 'waiting right now' }) queued!: number;
   @Field(() => SafeInt, { description: 'keys held right now' }) activeKeys!: number;
+  @Field(() => Scope, {
+    nullable: true,
+    description:
+      'local: at least one replica decides this quota in its own memory, and each replica admits ' +
+      'up to the limit (limit x replicas in all); cluster: every replica decides it in Redis. ' +
+      'Null when no reporting limiter said.',
+  })
+  scope?: Scope;
 }
 
 @ObjectType({ description: 'Cluster-wide counters, pushed at least once a second.' })
@@ -37,6 +46,12 @@ export class KeyStats {
   @Field(() => SafeInt) inFlight!: number;
   @Field(() => SafeInt) approved!: number;
   @Field(() => SafeInt) denied!: number;
+  @Field(() => Scope, {
+    description:
+      'local: the counts are summed over the replicas, each of which admits up to the limit; ' +
+      'cluster: one count in Redis, shared by every replica',
+  })
+  scope!: Scope;
   @Field(() => Int, { description: 'limiter replicas that answered' }) replicas!: number;
 }
 

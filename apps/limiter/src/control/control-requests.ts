@@ -68,7 +68,6 @@ export class ControlRequests {
    */
   private scopeOf(input: NormalisedStats): Scope {
     const spec = this.limiter.quotaSpecFor(input.key, input.quota);
-    if (spec?.scope !== 'cluster') return 'local';
-    return this.limiter.cluster?.get(spec.name) !== undefined ? 'cluster' : 'local';
+    return spec === undefined ? 'local' : this.limiter.scopeOf(spec.name);
   }
 }

@@ -1,12 +1,14 @@
 import {
   controlNames,
+  goccDefaultQuota,
   STATS_REPORT_EVERY_MS,
+  STATS_REPORT_HEADERS,
   type ControlNames,
   type ControlSet,
 } from '@app/contracts';
 import { systemClock, type Clock } from '@app/engine';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { NatsConnection, Subscription } from 'nats';
+import type { MsgHdrs, NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { CLOCK, LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
@@ -17,15 +19,17 @@ import { ControlEntries } from './control-entries';
 import { ControlRequests } from './control-requests';
 import { ControlStore } from './control-store';
 import { ControlWatcher } from './control-watcher';
+import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
 import { QuotaLayersService } from './quota-layers.service';
-import { statsReport, StatsReporter } from './stats-reporter';
+import { statsReport, statsReportHeaders, StatsReporter } from './stats-reporter';
 
 /**
  * The limiter's side of the admin control plane, on the limiter's own NATS connection:
  * - the admin's KV bucket watched, its set composed over the config (ControlWatcher, QuotaLayers);
  * - the last set applied kept in SQLite under DATA_DIR and put in force at start, before NATS
  *   answers, so a limiter restarting while NATS or the admin is down keeps the admin's quotas;
- * - a StatsReport every STATS_REPORT_EVERY_MS;
+ * - a StatsReport every STATS_REPORT_EVERY_MS, and the other replicas' reports read to warn once
+ *   when replicas of this queue group share local quotas (each admits up to their limits);
  * - keyStats and resetKey answered by every replica (plain subscriptions, no queue group).
  * Without NATS (NATS_URL empty) there is no control plane: the config alone is in force.
  */
@@ -44,6 +48,8 @@ export class ControlService {
   private lastSaveFailure = '';
   /** The control set this process last wrote to the store. */
   private lastSaved: ControlSet | undefined;
+  private readonly peers: QueueGroupPeers;
+  private readonly localScope = new LocalScopeWarning();
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -56,6 +62,12 @@ export class ControlService {
     this.names = controlNames(settings.subjectPrefix);
     this.requests = new ControlRequests(this.replica, limiter);
     this.responder = new NatsResponder(this.requests.failureReply);
+    this.peers = new QueueGroupPeers(this.replica, settings.queueGroup);
+  }
+
+  /** Replicas of this NATS queue group heard from in the last 3 s, this one included (metrics). */
+  queueGroupReplicas(): number {
+    return this.peers.replicas(this.clock.now());
   }
 
   /** At start, before the config file: the stored set goes in force, then NATS is followed. */
@@ -66,6 +78,8 @@ export class ControlService {
     if (stored !== undefined) this.layers.setControl(stored);
     this.readiness.control = this.layers.controlInForce !== undefined ? 'cached' : 'none';
     this.layers.onApplied(() => this.save());
+    this.layers.onApplied(() => this.findLocalQuotas());
+    this.findLocalQuotas();
 
     this.watcher = new ControlWatcher(
       this.names.bucket,
@@ -82,7 +96,11 @@ export class ControlService {
     this.reporter = new StatsReporter(
       this.names.statsReport,
       STATS_REPORT_EVERY_MS,
-      () => statsReport(this.replica, this.clock.now(), this.limiter.counters()),
+      () =>
+        statsReport(this.replica, this.clock.now(), this.limiter.counters(), (quota) =>
+          this.limiter.scopeOf(quota),
+        ),
+      statsReportHeaders(this.replica, this.settings.queueGroup),
       () => this.readiness.nats === 'subscribed',
       (error) => this.log.warn(`stats report not published: ${String(error)}`),
     );
@@ -115,9 +133,40 @@ export class ControlService {
       nc.subscribe(this.names.resetKey, {
         callback: this.responder.callback((data) => this.requests.resetKey(data)),
       }),
+      nc.subscribe(this.names.statsReport, {
+        callback: (error, msg) => {
+          if (error === null) this.heard(msg.headers);
+        },
+      }),
     ];
     this.watcher?.attach(nc);
     this.reporter?.attach(nc);
+  }
+
+  /**
+   * A replica's StatsReport (this one's too), by its headers only: the replicas of the queue
+   * group, then the warning. The body is never parsed: it grows with the quotas.
+   */
+  private heard(h: MsgHdrs | undefined): void {
+    const now = this.clock.now();
+    this.peers.hear(
+      h?.get(STATS_REPORT_HEADERS.replica),
+      h?.get(STATS_REPORT_HEADERS.queueGroup),
+      now,
+    );
+    const warning = this.localScope.check(this.peers.peers(now), this.settings.queueGroup);
+    if (warning !== undefined) this.log.warn(warning);
+  }
+
+  /** Once per quota set: the local quotas that replicas of one queue group would multiply. */
+  private findLocalQuotas(): void {
+    this.localScope.setQuotas(
+      replicatedLocalQuotas(
+        this.limiter.quotas(),
+        (name) => this.limiter.scopeOf(name),
+        goccDefaultQuota(this.settings.gocc),
+      ),
+    );
   }
 
   private loadStored(): ControlSet | undefined {

@@ -41,7 +41,7 @@ export class QuotaLayersService {
   readonly stats: ControlLayerStats = { applied: 0, refused: 0 };
 
   constructor(
-    @Inject(LIMITER_SETTINGS) settings: LimiterSettings,
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly limiter: LimiterService,
     private readonly readiness: ReadinessService,
   ) {
@@ -116,7 +116,7 @@ export class QuotaLayersService {
   }
 
   private apply(config: LimiterConfig, control: ControlSet | undefined): void {
-    const quotas = composeQuotas(config, control);
+    const quotas = composeQuotas(config, control, this.settings.providerScope);
     refuseSharedPatterns(quotas, control);
     this.limiter.setQuotas(quotas);
   }

@@ -1,13 +1,19 @@
-import type { QuotaCount, StatsReport } from '@app/contracts';
+import {
+  STATS_REPORT_HEADERS,
+  type QuotaCount,
+  type Scope,
+  type StatsReport,
+} from '@app/contracts';
 import type { QuotaCounters } from '@app/engine';
-import type { NatsConnection } from 'nats';
+import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { encodeJson } from '../nats/nats-codec';
 
-/** A replica's counters as the admin sums them. */
+/** A replica's counters as the admin sums them, with the scope it decides each quota in. */
 export function statsReport(
   replica: string,
   at: number,
   counters: readonly QuotaCounters[],
+  scopeOf: (quota: string) => Scope,
 ): StatsReport {
   const quotas: QuotaCount[] = counters.map((c) => ({
     quota: c.quota,
@@ -15,12 +21,21 @@ export function statsReport(
     denied: c.denied,
     queued: c.queued,
     activeKeys: c.activeKeys,
+    scope: scopeOf(c.quota),
   }));
   return { replica, at, quotas };
 }
 
+/** The headers every report of this replica carries (STATS_REPORT_HEADERS). */
+export function statsReportHeaders(replica: string, queueGroup: string): MsgHdrs {
+  const h = headers();
+  h.set(STATS_REPORT_HEADERS.replica, replica);
+  h.set(STATS_REPORT_HEADERS.queueGroup, queueGroup);
+  return h;
+}
+
 /**
- * Publishes this replica's StatsReport every `everyMs` on `subject`. While NATS is down nothing
+ * Publishes this replica's StatsReport every `everyMs` on `subject`, with `reportHeaders`. While NATS is down nothing
  * is published: nats.js would buffer the reports and deliver stale counts in a burst later, and
  * the counters are cumulative, so the next report after the reconnect says everything.
  */
@@ -32,6 +47,7 @@ export class StatsReporter {
     private readonly subject: string,
     private readonly everyMs: number,
     private readonly report: () => StatsReport,
+    private readonly reportHeaders: MsgHdrs,
     private readonly connected: () => boolean,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -53,7 +69,7 @@ export class StatsReporter {
     const nc = this.nc;
     if (nc === undefined || nc.isClosed() || nc.isDraining() || !this.connected()) return;
     try {
-      nc.publish(this.subject, encodeJson(this.report()));
+      nc.publish(this.subject, encodeJson(this.report()), { headers: this.reportHeaders });
     } catch (error) {
       this.onError(error);
     }

@@ -19,6 +19,7 @@ import {
   type Outcome,
   type QuotaCounters,
   type QuotaSpec,
+  type Scope,
 } from '@app/engine';
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import type { ClusterQuotaEntry } from '../cluster/cluster-decision';
@@ -28,6 +29,16 @@ import type { MaybeAsync } from './maybe-async';
 import { RedisPool } from '../cluster/redis-pool';
 import type { DecisionOp } from '../cluster/redis-quota-store';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+
+function scoped(outcome: Outcome<KeyStats>, scope: Scope): Outcome<KeyStats> {
+  if (outcome.ok) outcome.value.scope = scope;
+  return outcome;
+}
+
+function inRedis(stats: KeyStats | undefined): KeyStats | undefined {
+  if (stats !== undefined) stats.scope = 'cluster';
+  return stats;
+}
 
 /** Told of every answered acquire (metrics); `seconds` runs from arrival to the answer. */
 export interface DecisionObserver {
@@ -210,17 +221,27 @@ export class LimiterService implements OnModuleDestroy {
     this.changes++;
     return this.onKey(
       input,
-      () => this.engine.usage(input, this.clock.now()),
-      (cluster, q) => cluster.usage(q, input.key, input.requestId, input.cost),
+      () => scoped(this.engine.usage(input, this.clock.now()), 'local'),
+      (cluster, q) =>
+        cluster.usage(q, input.key, input.requestId, input.cost).then((v) => inRedis(v)),
     );
   }
 
+  /** A key's counts, with the scope they live in: Redis, or this replica's memory. */
   stats(input: NormalisedStats): MaybeAsync<Outcome<KeyStats>> {
     return this.onKey(
       input,
-      () => this.engine.stats(input, this.clock.now()),
-      (cluster, q) => cluster.stats(q, input.key),
+      () => scoped(this.engine.stats(input, this.clock.now()), 'local'),
+      (cluster, q) => cluster.stats(q, input.key).then((v) => inRedis(v)),
     );
+  }
+
+  /**
+   * Where this replica decides the quota named `name`: `cluster` when Redis does, else `local` (a
+   * `scope: cluster` quota without REDIS_URL too: each replica then admits up to its limit).
+   */
+  scopeOf(name: string): Scope {
+    return this.cluster?.get(name) !== undefined ? 'cluster' : 'local';
   }
 
   resetKey(input: NormalisedStats): MaybeAsync<Outcome<boolean>> {

@@ -47,3 +47,22 @@ describe('REDIS_TIMEOUT_MS', () => {
     expect(() => readLimiterSettings({ REDIS_TIMEOUT_MS: raw })).toThrow('REDIS_TIMEOUT_MS');
   });
 });
+
+describe('PROVIDER_SCOPE', () => {
+  it.each<[Record<string, string>, string]>([
+    [{}, 'local'], // no Redis: the models stay local
+    [seed, 'cluster'], // Redis: a provider's limit is one limit across replicas
+    [{ REDIS_URLS: 'redis://a:7000,redis://b:7001' }, 'cluster'],
+    [{ ...seed, PROVIDER_SCOPE: 'local' }, 'local'], // the operator's opt-out
+    [{ ...seed, PROVIDER_SCOPE: ' Local ' }, 'local'],
+    [{ PROVIDER_SCOPE: 'cluster' }, 'cluster'], // decided locally, with the no-Redis warning
+  ])('%j gives %s', (env, scope) => {
+    expect(readLimiterSettings(env).providerScope).toBe(scope);
+  });
+
+  it.each(['global', 'true', 'redis'])('refuses %j naming PROVIDER_SCOPE', (value) => {
+    expect(() => readLimiterSettings({ PROVIDER_SCOPE: value })).toThrow(
+      `PROVIDER_SCOPE must be local or cluster, got "${value}"`,
+    );
+  });
+});

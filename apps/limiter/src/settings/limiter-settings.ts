@@ -6,6 +6,7 @@ import {
   type Env,
   type GoccSettings,
   type ListenConfig,
+  type Scope,
 } from '@app/contracts';
 import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/redis-pool';
 
@@ -29,6 +30,11 @@ export interface LimiterSettings {
   readonly redisCluster: boolean;
   /** REDIS_TIMEOUT_MS: how long a Redis call may take before onStoreFailure answers. */
   readonly redisTimeoutMs: number;
+  /**
+   * PROVIDER_SCOPE: the scope of providers' model quotas. Default `cluster` with Redis (a
+   * provider's RPM is one limit for the whole organisation), `local` without.
+   */
+  readonly providerScope: Scope;
 }
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
@@ -75,7 +81,15 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     redisUrls: urls,
     redisCluster,
     redisTimeoutMs: positiveInt(env, 'REDIS_TIMEOUT_MS', STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS),
+    providerScope: readProviderScope(env, urls.length > 0),
   };
+}
+
+function readProviderScope(env: Env, withRedis: boolean): Scope {
+  const raw = env['PROVIDER_SCOPE']?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return withRedis ? 'cluster' : 'local';
+  if (raw === 'local' || raw === 'cluster') return raw;
+  throw new Error(`PROVIDER_SCOPE must be local or cluster, got "${env['PROVIDER_SCOPE']}"`);
 }
 
 /** REDIS_CLUSTER, validated like the other flags; exported for the Redis pool's default. */

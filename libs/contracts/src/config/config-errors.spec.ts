@@ -247,6 +247,20 @@ describe('config file: refused files name the line and the field', () => {
       /does not compile/,
     ],
     [
+      'lookaround in the fourth quota',
+      'quotas:\n' +
+        ['a', 'b', 'c'].map((n) => `  - { name: ${n}, match: "${n}-*", limits: [] }\n`).join('') +
+        '  - name: d\n    match: "re:^d-(?!admin)"\n',
+      '6 quotas[3].match',
+      /has lookaround "\(\?!": match regexes use RE2 syntax/,
+    ],
+    [
+      'GoCC backreference',
+      '{"keys": [\n  {"key_pattern": "^(a)\\\\1$", "key_pattern_is_regex": true}\n]}',
+      '2 keys[0].key_pattern',
+      /has a backreference "\\1"/,
+    ],
+    [
       'GoCC negative number',
       '{"keys": [\n  {"key_pattern": "a",\n   "max_requests_in_queue": -4}\n]}',
       '3 keys[0].max_requests_in_queue',

@@ -126,3 +126,52 @@ describe('composeQuotas without an admin: the config and its providers', () => {
     ]);
   });
 });
+
+describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
+  const withFile = parseConfigFile(
+    'providers: [anthropic]\nquotas:\n  - name: api\n    limits: [{ name: rps, limit: 5, window: 1s }]\n',
+  );
+  const scopes = (quotas: QuotaSpec[]) => quotas.map((q) => [q.name, q.scope ?? 'local']);
+
+  it('makes the models cluster scope when asked, and leaves the other quotas alone', () => {
+    expect(scopes(composeQuotas(withFile, undefined, 'cluster'))).toEqual([
+      ['default', 'local'],
+      ['api', 'local'],
+      ['claude-opus-4', 'cluster'],
+      ['claude-sonnet-4', 'cluster'],
+      ['claude-haiku-3.5', 'cluster'],
+    ]);
+  });
+
+  it('keeps them local by default and when asked', () => {
+    for (const quotas of [
+      composeQuotas(withFile, undefined),
+      composeQuotas(withFile, undefined, 'local'),
+    ]) {
+      expect(quotas.every((q) => q.scope === undefined)).toBe(true);
+    }
+  });
+
+  it('applies to the models of the admin’s providers too', () => {
+    const control: ControlSet = {
+      quotas: [],
+      providers: [
+        {
+          name: 'acme',
+          enabled: true,
+          models: [{ model: 'm-1', maxRpm: 5, maxTpm: 0, maxRpd: 0 }],
+        },
+      ],
+    };
+    const out = composeQuotas(config([quota('default', 1)]), control, 'cluster');
+    expect(out.find((q) => q.name === 'm-1')).toMatchObject({ scope: 'cluster', match: 'm-1' });
+  });
+
+  it('does not change a quota the file defines under a model’s name', () => {
+    const own = parseConfigFile(
+      'providers: [openai]\nquotas:\n  - name: gpt-4o\n    match: gpt-4o\n    scope: local\n    limits: [{ name: rpm, limit: 5, window: 1m }]\n',
+    );
+    const quotas = composeQuotas(own, undefined, 'cluster').filter((q) => q.name === 'gpt-4o');
+    expect(quotas).toEqual([expect.objectContaining({ scope: 'local' })]);
+  });
+});

@@ -1,6 +1,6 @@
 import type { LimiterConfig } from '../config/parse-config';
 import { BUILT_IN_PROVIDERS, providerQuotas, type ProviderProfile } from '../providers';
-import type { QuotaSpec } from '../quota-spec';
+import type { QuotaSpec, Scope } from '../quota-spec';
 import type { ControlSet } from './control-entries';
 
 /**
@@ -10,10 +10,13 @@ import type { ControlSet } from './control-entries';
  * 3. the model quotas of enabled providers, unless a quota of layers 1-2 has the model's name.
  * Once the admin has published provider profiles, its enabled flags and model limits decide;
  * the config's `providers:` list applies only to a limiter that has never heard from an admin.
+ * `providerScope` is the scope of the model quotas (layer 3): a provider's limits are the
+ * organisation's, so a limiter with Redis makes them `cluster` (PROVIDER_SCOPE).
  */
 export function composeQuotas(
   config: LimiterConfig,
   control: ControlSet | undefined,
+  providerScope: Scope = 'local',
   builtIn: readonly ProviderProfile[] = BUILT_IN_PROVIDERS,
 ): QuotaSpec[] {
   const byName = new Map<string, QuotaSpec>();
@@ -26,8 +29,9 @@ export function composeQuotas(
       ? providerQuotas(
           adminProviders.filter((p) => p.enabled).map((p) => p.name),
           [...adminProviders].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+          providerScope,
         )
-      : providerQuotas(config.providers, builtIn);
+      : providerQuotas(config.providers, builtIn, providerScope);
   const quotas = [...byName.values()];
   // A model two enabled providers both list is served once, by the first (by name).
   for (const model of models) {

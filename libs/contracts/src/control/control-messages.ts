@@ -10,6 +10,11 @@ export interface QuotaCount {
   readonly queued: number;
   /** Right now: keys this replica holds state for. */
   readonly activeKeys: number;
+  /**
+   * Where this replica decides the quota: `cluster` in Redis, `local` in its own memory (a
+   * `scope: cluster` quota without Redis too). Absent from limiters that predate it.
+   */
+  readonly scope?: Scope;
 }
 
 /** What a limiter publishes every STATS_REPORT_EVERY_MS on ControlNames.statsReport. */

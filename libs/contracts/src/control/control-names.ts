@@ -31,6 +31,16 @@ export function controlNames(prefix: string): ControlNames {
   };
 }
 
+/**
+ * NATS headers of every StatsReport message: the publishing replica and its NATS_QUEUE_GROUP, so
+ * that limiters can tell the replicas of their own queue group (which share its requests, and so
+ * multiply its local quotas) without parsing a report body that grows with the quotas.
+ */
+export const STATS_REPORT_HEADERS = {
+  replica: 'Ratelimit-Replica',
+  queueGroup: 'Ratelimit-Queue-Group',
+} as const;
+
 /** How often a limiter reports its counters: twice per statsUpdated period. */
 export const STATS_REPORT_EVERY_MS = 500;
 /** A replica silent this long has left: its counts leave the cluster-wide sum. */

@@ -2,3 +2,4 @@ export * from './control-names';
 export * from './control-entries';
 export * from './control-messages';
 export { composeQuotas } from './compose-quotas';
+export { parseStatsReport } from './parse-stats-report';

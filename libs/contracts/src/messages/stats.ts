@@ -28,5 +28,10 @@ export const KeyStatsSchema = Type.Object({
   /** In the current window of the first limit. */
   approved: Count,
   denied: Count,
+  /**
+   * Where these counts live: `local`, this replica's memory (each replica admits up to the limit
+   * on its own); `cluster`, Redis, shared by every replica. Set by the limiter; added in v1.
+   */
+  scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('cluster')])),
 });
 export type KeyStats = Static<typeof KeyStatsSchema>;

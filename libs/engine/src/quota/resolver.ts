@@ -1,28 +1,10 @@
 import { InvalidQuotaError } from '../errors';
 import type { CompiledQuota } from './compile';
+import { compileKeyPattern, type KeyPattern } from './key-pattern';
 
 interface Matcher {
   readonly quota: CompiledQuota;
-  readonly prefixLength: number;
-  readonly test: (key: string) => boolean;
-}
-
-const REGEX_META = /[\\^$.*+?()[\]{}|]/;
-
-function globToRegExp(glob: string): RegExp {
-  const body = glob
-    .split('*')
-    .map((part) => part.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`, 's');
-}
-
-/** Literal characters a regex requires at the start of the key, for "longest prefix wins". */
-function regexLiteralPrefix(source: string): number {
-  if (!source.startsWith('^')) return 0;
-  let n = 0;
-  for (let i = 1; i < source.length && !REGEX_META.test(source[i]!); i++) n++;
-  return n;
+  readonly pattern: KeyPattern;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -35,34 +17,26 @@ export class QuotaResolver {
   private readonly byName = new Map<string, CompiledQuota>();
   private readonly exact = new Map<string, CompiledQuota>();
   private readonly patterns: Matcher[] = [];
+  /** Compiled patterns by `match`, handed to the next resolver so a change compiles only what changed. */
+  private readonly compiled = new Map<string, KeyPattern>();
   private readonly cache = new Map<string, CompiledQuota | undefined>();
 
-  constructor(quotas: readonly CompiledQuota[]) {
+  /** `previous`: the resolver this one replaces; its compiled patterns are reused. */
+  constructor(quotas: readonly CompiledQuota[], previous?: QuotaResolver) {
     for (const q of quotas) {
       this.byName.set(q.name, q);
       const match = q.spec.match;
       if (match === undefined || match === '') continue;
-      if (match.startsWith('re:')) {
-        let re: RegExp;
-        try {
-          re = new RegExp(match.slice(3), 'u');
-        } catch (e) {
-          throw new InvalidQuotaError(q.name, 'match', `invalid regex: ${(e as Error).message}`);
-        }
-        this.patterns.push({
-          quota: q,
-          prefixLength: regexLiteralPrefix(re.source),
-          test: (k) => re.test(k),
-        });
-      } else if (!match.includes('*')) {
+      if (!match.startsWith('re:') && !match.includes('*')) {
         if (!this.exact.has(match)) this.exact.set(match, q);
-      } else {
-        const re = globToRegExp(match);
-        this.patterns.push({ quota: q, prefixLength: match.indexOf('*'), test: (k) => re.test(k) });
+        continue;
       }
+      const pattern = this.compiled.get(match) ?? previous?.compiled.get(match) ?? compile(q);
+      this.compiled.set(match, pattern);
+      this.patterns.push({ quota: q, pattern });
     }
     // Stable sort keeps definition order among equal prefixes.
-    this.patterns.sort((a, b) => b.prefixLength - a.prefixLength);
+    this.patterns.sort((a, b) => b.pattern.prefixLength - a.pattern.prefixLength);
   }
 
   byNameOrUndefined(name: string): CompiledQuota | undefined {
@@ -83,7 +57,7 @@ export class QuotaResolver {
     if (cached !== undefined) return cached;
     let found: CompiledQuota | undefined;
     for (const m of this.patterns) {
-      if (m.test(key)) {
+      if (m.pattern.test(key)) {
         found = m.quota;
         break;
       }
@@ -92,5 +66,13 @@ export class QuotaResolver {
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(key, found);
     return found;
+  }
+}
+
+function compile(q: CompiledQuota): KeyPattern {
+  try {
+    return compileKeyPattern(q.spec.match!);
+  } catch (e) {
+    throw new InvalidQuotaError(q.name, 'match', `invalid regex: ${(e as Error).message}`);
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { ControlService } from '../../control/control.service';
 import { QuotaLayersService } from '../../control/quota-layers.service';
 import { LimiterService } from '../../engine-host/limiter.service';
 import { ConfigLoaderService } from '../config/config-loader.service';
@@ -28,6 +29,7 @@ export class MetricsService {
     config: ConfigLoaderService,
     persistence: PersistenceService,
     layers: QuotaLayersService,
+    control: ControlService,
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -115,6 +117,14 @@ export class MetricsService {
         this.reset();
         this.labels('ok').inc(persistence.stats.writes);
         this.labels('failed').inc(persistence.stats.failures);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_queue_group_replicas',
+      help: 'Limiter replicas of this NATS queue group heard from in the last 3 s, this one included',
+      registers,
+      collect() {
+        this.set(control.queueGroupReplicas());
       },
     });
     const cluster = limiter.cluster;
