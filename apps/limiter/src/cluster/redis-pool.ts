@@ -136,9 +136,10 @@ class StandaloneRedis extends Redis {
     timeoutMs: number,
   ) {
     super(url, {
-      enableAutoPipelining: true,
-      // The circuit's probe goes straight to the socket, not behind a hung auto-pipeline.
-      autoPipeliningIgnoredCommands: ['ping'],
+      // The store batches a turn's requests itself. ioredis's auto-pipeline would add nothing but
+      // a wait: it writes one pipeline per connection at a time, so a call made while another is
+      // unanswered waits for that one (a hung Redis: its whole timeout) before it is even written.
+      enableAutoPipelining: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: commandTimeout(timeoutMs),

@@ -125,10 +125,11 @@ interface Batch {
  * around it are given, Redis's TIME picks among them); every field of one (quota, key) lives in
  * one hash, so Redis Cluster never sees CROSSSLOT.
  *
- * Every call settles within `timeoutMs` of being asked, whatever ioredis does (it runs one
- * auto-pipeline per connection at a time, so a call made while another hangs would wait for that
- * one's timeout, then its own). Calls go through their node's circuit: while it is open they
- * fail at once with its `CircuitOpenError`, and nothing is sent.
+ * Every call settles within `timeoutMs` of being asked (its batch's wait for the next turn, a full
+ * batch's wait for its own turn, the connection and an EVAL after NOSCRIPT included), whatever the
+ * client does: ioredis's own timeout starts only when it writes a command. Calls go through their
+ * node's circuit: while it is open they fail at once with its `CircuitOpenError`, and nothing is
+ * sent.
  */
 export class RedisQuotaStore {
   private readonly prepared = new WeakMap<ClusterQuota, Prepared>();
