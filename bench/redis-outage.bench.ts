@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     console.log(row(hung));
     console.log('');
     const ratio = hung.ms.length / hung.seconds / (healthy.ms.length / healthy.seconds);
-    console.log(`throughput while hung / healthy: ${ratio.toFixed(2)}x`);
+    console.log(`throughput while hung / healthy: ${ratio.toFixed(ratio < 0.1 ? 3 : 2)}x`);
     console.log(`Redis decides again ${Math.round(backMs)} ms after SIGCONT`);
     await scope.close();
   } finally {
