@@ -1,7 +1,7 @@
 /**
- * npm run bench:cluster — decisions/s of cluster scope (ClusterScope: a Lua call per decision
- * through ioredis with auto-pipelining, the reply built as the engine's), beside, in the same run
- * and against the same Redis:
+ * npm run bench:cluster — decisions/s of cluster scope (ClusterScope: the requests of one
+ * event-loop turn in one Lua call through ioredis, the reply built as the engine's), beside, in
+ * the same run and against the same Redis:
  *   - a raw EVALSHA token bucket (the least a Redis limiter can do per decision), and
  *   - rate-limiter-flexible's RateLimiterRedis (consume, on its own ioredis connection).
  * Every peer gets the same loop: IN_FLIGHT calls outstanding, 10 000 keys round robin, one

@@ -20,6 +20,12 @@ export interface RedisClusterProcess {
   readonly urls: readonly string[];
   /** Kills every node and removes its files; safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Sends `signal` to the node on `port`: SIGSTOP hangs it (its connections stay open, nothing
+   * answers), SIGCONT resumes it. Keep a stop under cluster-node-timeout (15 s), after which the
+   * other masters mark it failed and the whole cluster answers CLUSTERDOWN.
+   */
+  signal(port: number, signal: 'SIGSTOP' | 'SIGCONT'): void;
 }
 
 /** Fails with a clear message when redis-server or redis-cli is missing or older than 7. */
@@ -147,5 +153,9 @@ export async function privateRedisCluster(masters = 3): Promise<RedisClusterProc
       cause: error,
     });
   }
-  return { ports, urls: ports.map((p) => `redis://127.0.0.1:${p}`), stop };
+  const signal = (port: number, sig: 'SIGSTOP' | 'SIGCONT'): void => {
+    const child = children[ports.indexOf(port)];
+    if (child?.kill(sig) !== true) throw new Error(`no running redis-server on ${port}`);
+  };
+  return { ports, urls: ports.map((p) => `redis://127.0.0.1:${p}`), stop, signal };
 }

@@ -9,6 +9,12 @@ export interface RedisProcess {
   start(): Promise<void>;
   /** SIGKILL: the way a crashed or partitioned Redis looks to a client. */
   kill(): Promise<void>;
+  /**
+   * SIGSTOP: a hung Redis. Connections stay open and commands are accepted into the socket, but
+   * nothing answers until `resume` (SIGCONT).
+   */
+  pause(): void;
+  resume(): void;
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port`. */
@@ -45,6 +51,14 @@ export async function privateRedis(): Promise<RedisProcess> {
       const exited = new Promise((resolve) => c.once('exit', resolve));
       c.kill('SIGKILL');
       await exited;
+    },
+    pause() {
+      if (child?.kill('SIGSTOP') !== true)
+        throw new Error(`redis-server on ${port} is not running`);
+    },
+    resume() {
+      if (child?.kill('SIGCONT') !== true)
+        throw new Error(`redis-server on ${port} is not running`);
     },
   };
   await redis.start();

@@ -122,8 +122,22 @@ export class ClusterScope {
     return this.quotas.size;
   }
 
+  /** A client is not connected, or a node's circuit is open: onStoreFailure answers some keys. */
   get degraded(): boolean {
-    return this.pool.readyCount < this.pool.size;
+    return this.pool.readyCount < this.pool.size || this.openCircuits().length > 0;
+  }
+
+  /** Nodes (`host:port`) whose circuit is open: their keys are answered without asking Redis. */
+  openCircuits(): string[] {
+    return this.pool
+      .circuits()
+      .filter((c) => c.isOpen)
+      .map((c) => c.node);
+  }
+
+  /** Every node's circuit so far, open or not (metrics). */
+  circuits(): { node: string; open: boolean }[] {
+    return this.pool.circuits().map((c) => ({ node: c.node, open: c.isOpen }));
   }
 
   get(name: string): ClusterQuotaEntry | undefined {

@@ -2,11 +2,14 @@ import { fnv1a } from '@app/engine';
 import { Logger } from '@nestjs/common';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RedisQuotaStore, type ScriptClient } from './redis-quota-store';
+import { STORE_TIMEOUT_MS, withDeadline, type Circuit } from './store-circuit';
 
-/** How long a script call may take before the request is answered by the failure policy. */
-export const STORE_TIMEOUT_MS = 500;
-/** REDIS_TIMEOUT_MS allows at most this: a request waiting longer is better refused. */
-export const MAX_STORE_TIMEOUT_MS = 60_000;
+/**
+ * ioredis's own command timeout is a backstop that frees what it holds: the store's deadline, which
+ * runs from when a request asks, answers first. Equal to it, a command sent late in a busy turn
+ * could be failed by ioredis before its reply, already in the socket, is read.
+ */
+const commandTimeout = (timeoutMs: number): number => 2 * timeoutMs;
 
 /** Reconnect every <= 1 s, so exact decisions are back within about a second of Redis returning. */
 const reconnectDelay = (attempt: number): number => Math.min(100 * attempt, 1_000);
@@ -18,7 +21,8 @@ const reconnectDelay = (attempt: number): number => Math.min(100 * attempt, 1_00
  * ioredis Cluster client and one store; the cluster routes each call by the slot of its key, so
  * the store makes one call per (quota, key) (no coalescing of keys of different slots). Commands
  * fail at once while Redis is unreachable (no offline queue, no retries within a request): the
- * failure policy answers instead of a request waiting on a reconnect.
+ * failure policy answers instead of a request waiting on a reconnect. Each store bounds its calls
+ * by `timeoutMs` and keeps a circuit per node (see RedisQuotaStore and Circuit).
  */
 export class RedisPool {
   /** True when the URLs are seeds of one Redis Cluster: one call must not span hash tags. */
@@ -33,7 +37,11 @@ export class RedisPool {
   private readonly stores: RedisQuotaStore[];
   private readonly log = new Logger('Redis');
 
-  constructor(urls: readonly string[], clustered = false, timeoutMs = STORE_TIMEOUT_MS) {
+  constructor(
+    urls: readonly string[],
+    clustered = false,
+    private readonly timeoutMs = STORE_TIMEOUT_MS,
+  ) {
     this.clustered = clustered;
     if (clustered) {
       const cluster = clusterClient(urls, timeoutMs);
@@ -46,11 +54,11 @@ export class RedisPool {
         );
       });
       this.clients = [cluster];
-      this.stores = [new RedisQuotaStore(cluster, { coalesce: false })];
+      this.stores = [new RedisQuotaStore(cluster, { coalesce: false, timeoutMs })];
     } else {
       const explain = (client: Redis, error: Error): Error => this.explain(client, error);
       this.clients = urls.map((url) => new StandaloneRedis(url, explain, timeoutMs));
-      this.stores = this.clients.map((c) => new RedisQuotaStore(c));
+      this.stores = this.clients.map((c) => new RedisQuotaStore(c, { timeoutMs }));
     }
     // Errors are seen by the calls that fail; connection noise must not crash the process.
     for (const client of this.clients) client.on('error', () => undefined);
@@ -81,8 +89,20 @@ export class RedisPool {
     return this.clients.length;
   }
 
+  /** Every node's circuit: one per standalone URL, one per master a cluster key went to. */
+  circuits(): Circuit[] {
+    return this.stores.flatMap((s) => s.circuits.list());
+  }
+
+  /** QUIT, or a plain disconnect when Redis does not answer it within the timeout (hung). */
   async close(): Promise<void> {
-    await Promise.all(this.clients.map((c) => c.quit().catch(() => c.disconnect())));
+    for (const store of this.stores) store.circuits.stop();
+    const late = (): Error => new Error('QUIT not answered');
+    await Promise.all(
+      this.clients.map((c) =>
+        withDeadline(c.quit(), this.timeoutMs, late).catch(() => c.disconnect()),
+      ),
+    );
   }
 
   /**
@@ -116,10 +136,13 @@ class StandaloneRedis extends Redis {
     timeoutMs: number,
   ) {
     super(url, {
-      enableAutoPipelining: true,
+      // The store batches a turn's requests itself. ioredis's auto-pipeline would add nothing but
+      // a wait: it writes one pipeline per connection at a time, so a call made while another is
+      // unanswered waits for that one (a hung Redis: its whole timeout) before it is even written.
+      enableAutoPipelining: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: timeoutMs,
+      commandTimeout: commandTimeout(timeoutMs),
       retryStrategy: reconnectDelay,
       lazyConnect: false,
     });
@@ -160,7 +183,11 @@ function clusterClient(urls: readonly string[], timeoutMs: number): Cluster {
       // would outlast the command timeout; the failure policy answers and the next request retries.
       retryDelayOnFailover: 0,
       retryDelayOnClusterDown: 0,
-      redisOptions: { ...auth, commandTimeout: timeoutMs, maxRetriesPerRequest: 0 },
+      redisOptions: {
+        ...auth,
+        commandTimeout: commandTimeout(timeoutMs),
+        maxRetriesPerRequest: 0,
+      },
     },
   );
 }

@@ -1,6 +1,14 @@
 import { costFor, fnv1a, type Cost } from '@app/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { ALGORITHM_NAMES, driverScript } from './cluster-script';
+import { ClusterCircuits, standaloneCircuits, type NodeCircuits } from './node-circuits';
+import {
+  STORE_TIMEOUT_MS,
+  StoreTimeoutError,
+  afterDeadline,
+  withDeadline,
+  type Circuit,
+} from './store-circuit';
 
 /** A standalone Redis or a Redis Cluster client: both define and run scripts the same way. */
 export type ScriptClient = Redis | Cluster;
@@ -74,6 +82,13 @@ export interface StoreOptions {
   readonly coalesce?: boolean;
   /** How long the first answer to a client requestId is given again (the contract's 60 s). */
   readonly memoTtlMs?: number;
+  /**
+   * REDIS_TIMEOUT_MS: the longest a call may take from the moment it is asked (batching, queueing
+   * behind other calls on the connection and a NOSCRIPT reload included) before it fails.
+   */
+  readonly timeoutMs?: number;
+  /** The nodes' circuits; by default one per standalone client, one per master of a cluster. */
+  readonly circuits?: NodeCircuits;
 }
 
 type ScriptCall = (...args: (string | number)[]) => Promise<number[][]>;
@@ -90,9 +105,14 @@ interface Prepared {
 
 interface Batch {
   readonly prepared: Prepared;
+  readonly circuit: Circuit;
   readonly keys: string[];
   readonly args: (string | number)[];
   readonly settle: { resolve(reply: number[]): void; reject(error: unknown): void }[];
+  /** Fails the batch REDIS_TIMEOUT_MS after its first request asked. */
+  readonly timer: NodeJS.Timeout;
+  /** Answered (by Redis, an error or the timer): whatever comes later is dropped. */
+  done: boolean;
 }
 
 /**
@@ -104,6 +124,12 @@ interface Batch {
  * or a failover. Contract: never reads the caller's clock for a decision (calendar boundaries
  * around it are given, Redis's TIME picks among them); every field of one (quota, key) lives in
  * one hash, so Redis Cluster never sees CROSSSLOT.
+ *
+ * Every call settles within `timeoutMs` of being asked (its batch's wait for the next turn, a full
+ * batch's wait for its own turn, the connection and an EVAL after NOSCRIPT included), whatever the
+ * client does: ioredis's own timeout starts only when it writes a command. Calls go through their
+ * node's circuit: while it is open they fail at once with its `CircuitOpenError`, and nothing is
+ * sent.
  */
 export class RedisQuotaStore {
   private readonly prepared = new WeakMap<ClusterQuota, Prepared>();
@@ -113,6 +139,8 @@ export class RedisQuotaStore {
   private scheduled = false;
   private readonly coalesce: boolean;
   private readonly memoTtlMs: number;
+  private readonly timeoutMs: number;
+  readonly circuits: NodeCircuits;
 
   constructor(
     private readonly redis: ScriptClient,
@@ -120,6 +148,13 @@ export class RedisQuotaStore {
   ) {
     this.coalesce = options.coalesce ?? true;
     this.memoTtlMs = options.memoTtlMs ?? 60_000;
+    this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
+    const timeoutMs = this.timeoutMs;
+    this.circuits =
+      options.circuits ??
+      (redis.isCluster
+        ? new ClusterCircuits(redis as Cluster, { timeoutMs })
+        : standaloneCircuits(redis as Redis, { timeoutMs }));
   }
 
   /** The Redis key of one (quota, key); the tag is a hash, so any key text is safe in it. */
@@ -208,11 +243,17 @@ export class RedisQuotaStore {
   ): Promise<number[]> {
     const p = this.prepare(quota);
     const redisKey = RedisQuotaStore.stateKey(quota.name, key, p.seed);
+    const circuit = this.circuits.forKey(redisKey);
+    if (circuit.isOpen) return Promise.reject(circuit.refusal);
     if (!this.coalesce) {
-      return p.call(1, redisKey, ...p.header, op, requestId, leaseId, ...costs).then((r) => r[0]!);
+      const call = p.call(1, redisKey, ...p.header, op, requestId, leaseId, ...costs);
+      return this.bounded(circuit, call).then((r) => r[0]!);
     }
-    const batch = this.open.get(p) ?? { prepared: p, keys: [], args: [], settle: [] };
-    if (batch.keys.length === 0) this.open.set(p, batch);
+    let batch = this.open.get(p);
+    if (batch === undefined) {
+      batch = this.newBatch(p, circuit);
+      this.open.set(p, batch);
+    }
     batch.keys.push(redisKey);
     batch.args.push(op, requestId, leaseId, ...costs);
     const reply = new Promise<number[]>((resolve, reject) => {
@@ -250,13 +291,55 @@ export class RedisQuotaStore {
   };
 
   private send(batch: Batch): void {
-    const { prepared: p, keys, args, settle } = batch;
+    if (batch.done) return; // timed out before it could be sent: its requests are answered
+    const { prepared: p, keys, args } = batch;
     p.call(keys.length, ...keys, ...p.header, ...args).then(
-      (replies) => {
-        for (let i = 0; i < settle.length; i++) settle[i]!.resolve(replies[i]!);
+      (replies) => this.settle(batch, undefined, replies),
+      (error: unknown) => this.settle(batch, error, undefined),
+    );
+  }
+
+  /** A standalone node's batch (one circuit per store), timed from its first request. */
+  private newBatch(prepared: Prepared, circuit: Circuit): Batch {
+    const batch: Batch = {
+      prepared,
+      circuit,
+      keys: [],
+      args: [],
+      settle: [],
+      timer: afterDeadline(this.timeoutMs, () => {
+        if (this.open.get(prepared) === batch) this.open.delete(prepared);
+        this.settle(batch, new StoreTimeoutError(circuit.node, this.timeoutMs), undefined);
+      }),
+      done: false,
+    };
+    return batch;
+  }
+
+  private settle(batch: Batch, error: unknown, replies: number[][] | undefined): void {
+    if (batch.done) return;
+    batch.done = true;
+    clearTimeout(batch.timer);
+    batch.circuit.record(error, batch.settle.length);
+    const settle = batch.settle;
+    if (replies !== undefined) {
+      for (let i = 0; i < settle.length; i++) settle[i]!.resolve(replies[i]!);
+    } else {
+      for (const s of settle) s.reject(error);
+    }
+  }
+
+  /** One call of its own (Redis Cluster), failed REDIS_TIMEOUT_MS after it was asked. */
+  private bounded<T>(circuit: Circuit, call: Promise<T>): Promise<T> {
+    const late = (): Error => new StoreTimeoutError(circuit.node, this.timeoutMs);
+    return withDeadline(call, this.timeoutMs, late).then(
+      (value) => {
+        circuit.record(undefined);
+        return value;
       },
       (error: unknown) => {
-        for (const s of settle) s.reject(error);
+        circuit.record(error);
+        throw error;
       },
     );
   }

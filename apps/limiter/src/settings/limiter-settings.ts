@@ -8,7 +8,7 @@ import {
   type ListenConfig,
   type Scope,
 } from '@app/contracts';
-import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/redis-pool';
+import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit';
 
 /** The limiter's environment (CONTRACT.md section 6), read once at start and validated. */
 export interface LimiterSettings {

@@ -136,9 +136,19 @@ export class MetricsService {
         this.set(cluster?.degraded === true ? 1 : 0);
       },
     });
+    new Gauge({
+      name: 'ratelimit_store_circuit_open',
+      help: "1 while a Redis node's circuit is open (its keys answered by onStoreFailure at once)",
+      labelNames: ['node'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const c of cluster?.circuits() ?? []) this.labels(c.node).set(c.open ? 1 : 0);
+      },
+    });
     new Counter({
       name: 'ratelimit_store_failures_total',
-      help: 'Cluster-scope decisions Redis could not make (answered by onStoreFailure)',
+      help: 'Cluster-scope calls Redis could not answer, or not asked (circuit open): onStoreFailure answered',
       registers,
       collect() {
         this.reset();
