@@ -20,6 +20,10 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const DAY = 86_400_000;
 const MINUTE = 60_000;
 
+// Each test first waits up to 5 s for the minute to have time left (beforeEach): more than Jest's
+// default 5 s for a hook or a test.
+jest.setTimeout(30_000);
+
 function quota(limits: LimitSpec[], over: Partial<QuotaSpec> = {}): ClusterQuota {
   return compileQuota({ name: `${uniquePrefix()}.q`, limits, ...over });
 }
@@ -128,23 +132,28 @@ describe('cluster scope key operations (real Redis)', () => {
   });
 
   it('concurrency leases: at most max in flight across replicas, freed by release or TTL', async () => {
-    const q = quota([requests(100)], { concurrency: { max: 2, leaseTtlMs: 400 } });
+    // Long enough that no lease of the checks below expires between two calls, however slow.
+    const ttl = 2_000;
+    const q = quota([requests(100)], { concurrency: { max: 2, leaseTtlMs: ttl } });
     const one = await a.acquire(q, 'k', undefined);
     const two = await b.acquire(q, 'k', undefined, 'named');
     expect([one.allowed, two.allowed]).toEqual([true, true]);
     const busy = await a.acquire(q, 'k', undefined);
     expect(busy).toMatchObject({ allowed: false, code: 'CONCURRENCY_LIMITED', inFlight: 2 });
     expect(busy.retryAfterMs).toBeGreaterThan(0);
-    expect(busy.retryAfterMs).toBeLessThanOrEqual(400);
+    expect(busy.retryAfterMs).toBeLessThanOrEqual(ttl);
     // Released by leaseId on the other replica, and by requestId.
     expect(await b.release(q, 'k', undefined, RedisQuotaStore.leaseId(one.seq))).toBe(true);
     expect(await b.release(q, 'k', undefined, RedisQuotaStore.leaseId(one.seq))).toBe(false);
     expect((await b.acquire(q, 'k', undefined)).allowed).toBe(true);
     expect(await a.release(q, 'k', 'named', undefined)).toBe(true);
-    expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
+    const last = await a.acquire(q, 'k', undefined);
+    expect(last.allowed).toBe(true);
     expect((await a.acquire(q, 'k', undefined)).code).toBe('CONCURRENCY_LIMITED');
-    // A crashed caller never releases: the lease TTL frees its place.
-    await new Promise((r) => setTimeout(r, 450));
+    // A crashed caller never releases: the lease TTL frees its place, on Redis's clock.
+    while (redisNow() < last.now + ttl + 5) {
+      await new Promise((r) => setTimeout(r, last.now + ttl + 5 - redisNow()));
+    }
     expect((await a.stats(q, 'k')).inFlight).toBe(0);
     expect((await a.acquire(q, 'k', undefined)).allowed).toBe(true);
   });

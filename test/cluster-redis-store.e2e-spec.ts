@@ -12,6 +12,10 @@ import { awayFromWindowEnd, redisClock } from './support/window';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
+// A test may first wait up to 5 s for a window to have time left (awayFromWindowEnd): more than
+// Jest's default 5 s for the whole test.
+jest.setTimeout(30_000);
+
 function quota(...limits: LimitSpec[]): ClusterQuota {
   return compileQuota({ name: `${uniquePrefix()}.q`, limits });
 }
@@ -49,9 +53,9 @@ describe('RedisQuotaStore (real Redis)', () => {
     '%s: 1000 concurrent acquires over three connections on a limit of 10 admit exactly 10, ten times',
     async (algorithm) => {
       const q = quota(requests(10, 60_000, algorithm));
-      // Exact counts in a fixed window aligned to Redis's minute: not across its turn.
-      await awayFromWindowEnd(60_000, 5_000, redisNow);
       for (let round = 0; round < 10; round++) {
+        // Exact counts in a fixed window aligned to Redis's minute: no round across its turn.
+        await awayFromWindowEnd(60_000, 5_000, redisNow);
         const key = `key-${round}`;
         const outcomes = await Promise.all(
           Array.from({ length: 1000 }, (_, i) => stores[i % 3]!.acquire(q, key, undefined)),
@@ -84,6 +88,8 @@ describe('RedisQuotaStore (real Redis)', () => {
 
   it('decide answers as acquire would and charges nothing', async () => {
     const q = quota(requests(1, 60_000, 'fixed_window'));
+    // The acquire and the last decide in one fixed minute: not across its turn.
+    await awayFromWindowEnd(60_000, 5_000, redisNow);
     for (let i = 0; i < 3; i++)
       expect((await stores[0]!.decide(q, 'k', undefined)).allowed).toBe(true);
     expect((await stores[0]!.acquire(q, 'k', undefined)).allowed).toBe(true);
@@ -91,14 +97,17 @@ describe('RedisQuotaStore (real Redis)', () => {
   });
 
   it('token_bucket: the burst is admitted at once, then retryAfterMs is the refill of one token', async () => {
-    const q = quota({ ...requests(10, 1000, 'token_bucket'), burst: 3 });
+    // One token per 100 s: no run takes that long between the first call and the fourth.
+    const tokenMs = 100_000;
+    const q = quota({ ...requests(10, 10 * tokenMs, 'token_bucket'), burst: 3 });
     const outcomes = [];
     for (let i = 0; i < 4; i++) outcomes.push(await stores[i % 3]!.acquire(q, 'k', undefined));
     expect(outcomes.map((o) => o.allowed)).toEqual([true, true, true, false]);
     const refused = outcomes[3]!;
-    // One token per 100 ms; some of it may already have refilled since the burst.
+    // Some of the token has refilled since the burst: exactly the Redis time since the first call.
     expect(refused.retryAfterMs).toBeGreaterThanOrEqual(1);
-    expect(refused.retryAfterMs).toBeLessThanOrEqual(100);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(tokenMs);
+    expect(refused.retryAfterMs).toBe(tokenMs - (refused.now - outcomes[0]!.now));
   });
 
   it('sliding_window: no interval of windowMs admits more than the limit, across connections', async () => {
@@ -127,33 +136,38 @@ describe('RedisQuotaStore (real Redis)', () => {
 
   it('SCRIPT FLUSH under load: every call still answers (EVALSHA reloads on NOSCRIPT)', async () => {
     const q = quota(requests(1_000_000, 60_000, 'fixed_window'));
-    const admin = new Redis(REDIS_URL);
+    // A private Redis: flushing the shared one's scripts would reach every other test using it.
+    const own = await privateRedis();
+    const flushed = [0, 1, 2].map(() => new Redis(own.url, { enableAutoPipelining: true }));
+    const ownStores = flushed.map((c) => new RedisQuotaStore(c));
+    const admin = new Redis(own.url);
     try {
       const calls: Promise<unknown>[] = [];
       for (let i = 0; i < 600; i++) {
-        calls.push(stores[i % 3]!.acquire(q, `k${i % 7}`, undefined));
+        calls.push(ownStores[i % 3]!.acquire(q, `k${i % 7}`, undefined));
         if (i % 150 === 0) calls.push(admin.script('FLUSH'));
         if (i % 50 === 0) await new Promise((r) => setImmediate(r));
       }
       const results = await Promise.allSettled(calls);
       expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     } finally {
-      await admin.quit();
+      await Promise.all([admin, ...flushed].map((c) => c.quit()));
+      await own.kill();
     }
   });
 
   it('state expires when it holds no information any more, and keys of one (quota, key) share a tag', async () => {
-    const q = quota(requests(10, 2_000, 'fixed_window'));
-    // The key lives until its 2 s window ends: not about to end before PTTL reads it.
-    await awayFromWindowEnd(2_000, 500, redisNow);
-    await stores[0]!.acquire(q, 'k', undefined);
+    const q = quota(requests(10, 60_000, 'fixed_window'));
+    // The key lives until its minute window ends: not about to end before PTTL reads it.
+    await awayFromWindowEnd(60_000, 5_000, redisNow);
+    const charged = await stores[0]!.acquire(q, 'k', undefined);
     const stateKey = RedisQuotaStore.stateKey(q.name, 'k');
     const ttl = await connections[0]!.pttl(stateKey);
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(2_000);
+    expect(ttl).toBeLessThanOrEqual(60_000 - (charged.now % 60_000));
     expect(stateKey).toMatch(/^rl:\{[0-9a-z]+\}:/);
     // A refused-only or zero-cost key writes nothing.
-    const zero = quota({ ...requests(10, 2_000, 'fixed_window'), unit: 'tokens' });
+    const zero = quota({ ...requests(10, 60_000, 'fixed_window'), unit: 'tokens' });
     await stores[0]!.acquire(zero, 'k', undefined);
     expect(await connections[0]!.exists(RedisQuotaStore.stateKey(zero.name, 'k'))).toBe(0);
   });

@@ -25,6 +25,7 @@ import {
 } from './support/cluster-load';
 import { configFile, metric, sleep, waitReady, type Json } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { waitUntil } from './support/nats-process';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 import { awayFromWindowEnd } from './support/window';
 
@@ -181,6 +182,9 @@ describe('cluster scope under faults: three limiters, one private Redis', () => 
           NATS_SUBJECT_PREFIX: prefix,
           NATS_QUEUE_GROUP: `q-${run}`,
           REDIS_URL: url,
+          // A slow call on a busy 2-core machine must not pass for a store failure (503 on
+          // `closed`); a killed Redis still fails every call at once.
+          REDIS_TIMEOUT_MS: '2000',
           LIMITER_REPLICAS: String(REPLICAS),
           CONFIG_FILE: config,
           DATA_DIR: join(dir, `data-${i}`),
@@ -315,13 +319,26 @@ describe('cluster scope under faults: three limiters, one private Redis', () => 
       },
       { timeoutMs: DEADLINE_MS, pauseMs: () => 10 },
     );
-    await sleep(500);
+    const sentIn = (which: 'closed' | 'local', p: Phase): Sample[] =>
+      traffic.seen().filter((s) => s.body['key'] === keyOf(which, p));
+    // Redis has admitted the closed quota's 10 before it goes (a fixed wait was too short when slow).
+    await waitUntil(
+      '10 admitted before the kill',
+      () => admitted(sentIn('closed', 'up')).length >= 10,
+    );
 
     await server.kill();
     await Promise.all(limiters.map((l) => waitReady(l, 'degraded')));
     // Fresh keys from here: what they get is decided by the policies alone.
     phase = 'down';
-    await sleep(1_500);
+    // Enough answers while down for the checks below: some closed, more than 3 local per replica.
+    await waitUntil('answers by the policies while Redis is down', () => {
+      const local = sentIn('local', 'down');
+      const perReplica = [...Array(REPLICAS).keys()].map(
+        (r) => local.filter((s) => s.replica === r).length,
+      );
+      return sentIn('closed', 'down').length > 0 && perReplica.every((n) => n > 3);
+    });
     for (const l of limiters) expect(await metric(l, 'ratelimit_store_degraded')).toBe(1);
 
     phase = 'back';

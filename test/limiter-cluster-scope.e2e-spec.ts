@@ -18,6 +18,7 @@ import {
 } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { intoWindow } from './support/cluster-load';
+import { waitUntil } from './support/nats-process';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 import { awayFromWindowEnd, redisClock } from './support/window';
 
@@ -31,17 +32,19 @@ const HOUR = 3_600_000;
  * Three limiters on the shared Redis and NATS, one queue group, each with its own data dir.
  * Exactness, not latency, is checked with them: REDIS_TIMEOUT_MS counts from when a request asks
  * the store, and 1000 acquires at once on a loaded 2-core machine can outlast the default 500 ms,
- * after which onStoreFailure (local) would admit beside Redis.
+ * after which onStoreFailure (local) would admit beside Redis. Each goes `into` as soon as it
+ * runs, so that afterAll stops it even when another failed to start.
  */
 async function startThree(
+  into: LimiterProcess[],
   dir: string,
   config: string,
   prefix: string,
   group: string,
-): Promise<LimiterProcess[]> {
-  const started = await Promise.all(
-    [0, 1, 2].map((i) =>
-      startLimiter({
+): Promise<void> {
+  const started = await Promise.allSettled(
+    [0, 1, 2].map(async (i) => {
+      const limiter = await startLimiter({
         NATS_URL,
         NATS_SUBJECT_PREFIX: prefix,
         NATS_QUEUE_GROUP: group,
@@ -49,11 +52,20 @@ async function startThree(
         REDIS_TIMEOUT_MS: '5000',
         CONFIG_FILE: config,
         DATA_DIR: join(dir, `data-${i}`),
-      }),
-    ),
+      });
+      into.push(limiter);
+      return limiter;
+    }),
   );
-  await Promise.all(started.map((l) => waitReady(l)));
-  return started;
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  await Promise.all(into.map((l) => waitReady(l)));
+}
+
+/** The waiters in `url`'s own line for (key, quota): each replica keeps its own. */
+async function queuedOn(url: string, key: string, quota: string): Promise<unknown> {
+  const res = await fetch(`${url}/v1/stats/${encodeURIComponent(key)}?quota=${quota}`);
+  return ((await res.json()) as Json)['queued'];
 }
 
 describe('cluster scope: three limiters on one Redis', () => {
@@ -83,7 +95,7 @@ describe('cluster scope: three limiters on one Redis', () => {
         queue: { maxSize: 10, maxWaitMs: 5000 },
       },
     ]);
-    limiters.push(...(await startThree(dir, config, prefix, group)));
+    await startThree(limiters, dir, config, prefix, group);
     nc = await connect({ servers: NATS_URL });
     redisNow = await redisClock(REDIS_URL);
   });
@@ -179,7 +191,8 @@ describe('cluster scope: three limiters on one Redis', () => {
         return r;
       });
     const w2 = later('w2');
-    await sleep(30);
+    // w3 arrives once w2 is in the line, not merely sent: requests on two connections have no order.
+    await waitUntil('w2 waiting', async () => (await queuedOn(url, key, `${quota}-wait`)) === 1);
     const w3 = later('w3');
     const [r2, r3] = await Promise.all([w2, w3]);
     expect([r2['code'], r3['code']]).toEqual(['OK', 'OK']);
@@ -231,7 +244,7 @@ describe('cluster scope: key operations across three limiters', () => {
         queue: { maxSize: 10, maxWaitMs: 10_000 },
       },
     ]);
-    limiters.push(...(await startThree(dir, config, prefix, `q-${randomUUID()}`)));
+    await startThree(limiters, dir, config, prefix, `q-${randomUUID()}`);
     nc = await connect({ servers: NATS_URL });
   });
 
@@ -285,6 +298,8 @@ describe('cluster scope: key operations across three limiters', () => {
       code: 'CONCURRENCY_LIMITED',
     });
     const waiting = httpAcquire(b, { key, quota: lease, wait: true, maxWaitMs: 10_000 });
+    // In b's line before the lease is held a while longer and released, however slow the machine.
+    await waitUntil('the waiter in line on b', async () => (await queuedOn(b, key, lease)) === 1);
     await sleep(300);
     const releasedAt = Date.now();
     expect(

@@ -198,7 +198,6 @@ describe('limiters follow the admin control bucket', () => {
           await eventually(
             'limit 10',
             async () => (await post(l.url, '/v1/decide', { key, quota: 'api' }))['limit'] === 10,
-            1_000,
           );
           const seen = Date.now() - putAt;
           for (let i = 0; i < 10; i++) {
@@ -215,7 +214,9 @@ describe('limiters follow the admin control bucket', () => {
       const seen = Math.max(...refusedAfter.map((t) => t.seen));
       const refused = Math.max(...refusedAfter.map((t) => t.refused));
       timings.push(`${seen}/${refused}`);
-      expect(refused).toBeLessThan(1_000);
+      // In force within a second of the put; the 11 acquires after it are this test's own work,
+      // whose time on a busy machine says nothing about propagation.
+      expect(seen).toBeLessThan(1_000);
     }
   });
 

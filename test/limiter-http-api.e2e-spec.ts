@@ -13,6 +13,10 @@ import { awayFromWindowEnd } from './support/window';
 const HOUR = 3_600_000;
 const LIMIT = 5;
 
+// Starting the app in a hook, or waiting for an hour window to have 5 s left, can take longer
+// than Jest's default 5 s on a busy machine.
+jest.setTimeout(30_000);
+
 const dataDir = mkdtempSync(join(tmpdir(), 'limiter-http-api-'));
 
 const startApp = (env: Record<string, string>): Promise<RunningApp> =>

@@ -7,10 +7,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LimiterService } from '../apps/limiter/src/engine-host/limiter.service';
 import { eventually, startInProcessLimiter, type RunningApp } from './support/in-process-limiter';
 import { awayFromWindowEnd } from './support/window';
 
 const HOUR = 3_600_000;
+
+// Starting the app in a hook, or waiting for an hour window to have 5 s left, can take longer
+// than Jest's default 5 s on a busy machine.
+jest.setTimeout(30_000);
 
 interface Debug {
   Key: string;
@@ -397,14 +402,15 @@ describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEU
   });
 });
 
-describe('GoCC waiting (MAX_REQUESTS=1, 250 ms windows)', () => {
+describe('GoCC waiting (MAX_REQUESTS=1, 1 s windows)', () => {
+  const WINDOW_MS = 1_000;
   let running: RunningApp;
   let base: string;
 
   beforeAll(async () => {
     running = await startApp({
       MAX_REQUESTS: '1',
-      WINDOW_MILLIS: '250',
+      WINDOW_MILLIS: String(WINDOW_MS),
       MAX_REQUESTS_IN_QUEUE: '10',
     });
     base = running.url;
@@ -421,6 +427,15 @@ describe('GoCC waiting (MAX_REQUESTS=1, 250 ms windows)', () => {
     const statuses: number[] = [];
     let mostWaiting = 0;
     const requests: Promise<void>[] = [];
+    // The waiters held, read from the server's own state (a /debug round trip per poll made each
+    // step slower than a window on a loaded machine, so the queue never held two).
+    const limiter = running.app.get(LimiterService);
+    const waiting = async (): Promise<number> => {
+      const stats = await limiter.stats({ key });
+      return stats.ok ? stats.value.queued : 0;
+    };
+    // Start early in a window: the first waiters find it full, a step being far shorter than it.
+    await awayFromWindowEnd(WINDOW_MS, WINDOW_MS - 100);
     for (let i = 0; i < count; i++) {
       const sent = fetch(`${base}/rate/${key}?canWait=true`, { method: 'POST' }).then(
         async (res) => {
@@ -431,18 +446,19 @@ describe('GoCC waiting (MAX_REQUESTS=1, 250 ms windows)', () => {
       );
       requests.push(sent);
       // The next request leaves only once the server holds this one (answered or queued).
-      await eventually(
-        () => debug(base, key),
-        (d) => {
-          mostWaiting = Math.max(mostWaiting, d.NumWaiting);
-          return answered.length + d.NumWaiting >= i + 1;
-        },
-      );
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const held = await waiting();
+        mostWaiting = Math.max(mostWaiting, held);
+        if (answered.length + held >= i + 1) break;
+        if (Date.now() > deadline) throw new Error(`request ${i} not held within 10 s`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
     }
     await Promise.all(requests);
 
     expect(statuses).toEqual(Array.from({ length: count }, () => 200));
     expect(answered).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(mostWaiting).toBeGreaterThanOrEqual(2);
-  });
+  }, 30_000);
 });

@@ -285,7 +285,7 @@ describe('limiter over NATS: waiters', () => {
       NATS_QUEUE_GROUP: `q-${randomUUID()}`,
       MAX_REQUESTS: '2',
       MAX_REQUESTS_IN_QUEUE: '10',
-      WINDOW_MILLIS: '400',
+      WINDOW_MILLIS: '1000',
     });
     nc = await connect({ servers: NATS_URL });
   });
@@ -299,9 +299,10 @@ describe('limiter over NATS: waiters', () => {
     const key = `fifo-${randomUUID()}`;
     const acquire = (requestId: string, wait: boolean): Promise<Json> =>
       ask(nc, `${prefix}.acquire`, JSON.stringify({ key, requestId, wait }));
-    // The waiters must find this 400 ms window full: had it turned since the first two, the first
-    // waiters would be admitted at once (waitedMs 0). Start early in a window.
-    await awayFromWindowEnd(400, 300);
+    // The waiters must find this 1 s window full: had it turned since the first two, the first
+    // waiters would be admitted at once (waitedMs 0). Start early in a window, with far more time
+    // left than eight requests take on a busy machine.
+    await awayFromWindowEnd(1_000, 800);
     const first = await Promise.all([acquire('now-0', false), acquire('now-1', false)]);
     expect(first.map((r) => r.code)).toEqual(['OK', 'OK']);
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import { configFile, httpAcquire, metric, sleep, waitReady } from './support/limiter-http';
 import { startLimiter, type LimiterProcess } from './support/limiter-process';
+import { waitUntil } from './support/nats-process';
 import { privateRedisCluster, type RedisClusterProcess } from './support/redis-cluster';
 import { privateRedis, type RedisProcess } from './support/redis-process';
 
@@ -135,6 +136,9 @@ describe('cluster scope on a 3-master Redis Cluster (REDIS_CLUSTER=true)', () =>
   });
 
   it('the state keys are spread over all three masters, one per key, reachable through the cluster', async () => {
+    // The client learns the masters from its first slots refresh, which may have timed out while
+    // the test above kept this process busy; it retries on its own: wait until it knows them.
+    await waitUntil('the cluster client knows the masters', () => client!.status === 'ready');
     const masters = client!.nodes('master');
     expect(masters).toHaveLength(3);
     const perMaster = await Promise.all(masters.map((m) => m.keys(`*${quota}*`)));
@@ -198,9 +202,11 @@ describe('a Redis Cluster node given without REDIS_CLUSTER', () => {
     expect(codes).toContain('OK');
     expect(codes).toContain('UNAVAILABLE');
     expect(new Set(codes)).toEqual(new Set(['OK', 'UNAVAILABLE']));
-    // Logging is asynchronous to the reply; give it a moment.
-    await sleep(200);
-    const hints = limiter.output().match(/points at a Redis Cluster node.*REDIS_CLUSTER=true/g);
+    // The hint is logged before the refusal it explains, but reaches this process on another
+    // pipe than the reply: wait until it is read.
+    const hint = /points at a Redis Cluster node.*REDIS_CLUSTER=true/g;
+    await waitUntil('the REDIS_CLUSTER hint logged', () => limiter.output().match(hint) !== null);
+    const hints = limiter.output().match(hint);
     expect(hints).toHaveLength(1);
   });
 });

@@ -10,7 +10,7 @@ export type AdminProcess = LimiterProcess;
 
 export async function startAdmin(
   env: Record<string, string> = {},
-  timeoutMs = 40_000,
+  timeoutMs = 60_000,
 ): Promise<AdminProcess> {
   const port = await freePort();
   return startApp('admin', { ...env, ADMIN_PORT: String(port) }, port, timeoutMs);

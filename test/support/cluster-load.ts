@@ -98,6 +98,8 @@ export function burst(
 }
 
 export interface Load {
+  /** The answers so far, for a test that waits until the stream has reached some state. */
+  seen(): readonly Sample[];
   /** Stops the workers and resolves once every request in flight has its answer. */
   stop(): Promise<Sample[]>;
 }
@@ -122,6 +124,7 @@ export function startLoad(
     }
   });
   return {
+    seen: () => samples,
     async stop() {
       running = false;
       await Promise.all(workers);

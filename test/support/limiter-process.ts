@@ -37,9 +37,13 @@ export function uniquePrefix(): string {
   return `test.${randomUUID().replaceAll('-', '')}`;
 }
 
+/**
+ * Starts a limiter. The bound is wide: each start compiles the sources, and three at once on a
+ * busy 2-core machine were seen to take over 30 s.
+ */
 export async function startLimiter(
   env: Record<string, string> = {},
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<LimiterProcess> {
   const port = env['PORT'] !== undefined ? Number(env['PORT']) : await freePort();
   return startApp('limiter', { ...env, PORT: String(port) }, port, timeoutMs);

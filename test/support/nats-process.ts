@@ -13,13 +13,14 @@ export async function waitUntil(
   probe: () => boolean | Promise<boolean>,
   ms = 20_000,
 ): Promise<void> {
-  const deadline = Date.now() + ms;
+  // On the monotonic clock: a test may hold Date still (jest.useFakeTimers) while it waits.
+  const deadline = performance.now() + ms;
   while (
     !(await Promise.resolve()
       .then(probe)
       .catch(() => false))
   ) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

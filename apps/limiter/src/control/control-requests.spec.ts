@@ -1,4 +1,5 @@
 import type { KeyStats, ReplicaAnswer } from '@app/contracts';
+import { VirtualClock } from '@app/engine';
 import { LimiterService } from '../engine-host/limiter.service';
 import { readLimiterSettings } from '../settings/limiter-settings';
 import { ControlRequests } from './control-requests';
@@ -12,7 +13,9 @@ describe('ControlRequests (keyStats, resetKey)', () => {
   let requests: ControlRequests;
 
   beforeEach(() => {
-    limiter = new LimiterService(readLimiterSettings({ NATS_URL: '', MAX_REQUESTS: '5' }));
+    // A clock that stands still: the default quota's 1 s window must not turn between two checks.
+    const clock = new VirtualClock(1_763_750_000_000);
+    limiter = new LimiterService(readLimiterSettings({ NATS_URL: '', MAX_REQUESTS: '5' }), clock);
     limiter.setQuotas([
       {
         name: 'shared',
