@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ControlPublisher } from '../control';
-import { notFoundError } from '../graphql/user-input-error';
-import { AdminStore } from '../store';
+import { notFoundError, userInputError } from '../graphql/user-input-error';
+import { AdminStore, MatchTakenError } from '../store';
 import { QuotaEvents } from './quota-events';
 import type { QuotaInput } from './quota.inputs';
 import { toQuota } from './quota-mapping';
-import { validateQuotaInput } from './quota-validation';
+import { matchTakenIssues, validateQuotaInput } from './quota-validation';
 import { QuotaChangeKind, type Quota } from './quota.types';
 
 /**
@@ -31,9 +31,11 @@ export class QuotaService {
   }
 
   async upsert(input: QuotaInput, actor: string): Promise<Quota> {
-    const others = (await this.store.quotas()).map((q) => q.spec);
-    const spec = validateQuotaInput(input, others);
-    const { after, changed } = await this.store.saveQuota(spec, actor);
+    const spec = validateQuotaInput(input);
+    const { after, changed } = await this.store.saveQuota(spec, actor).catch((error: unknown) => {
+      if (!(error instanceof MatchTakenError)) throw error;
+      throw userInputError(matchTakenIssues(error, () => 'input', 'input.match'));
+    });
     const quota = toQuota(after);
     // The same quota again changes nothing: no KV revision wakes the limiters, no event fires.
     if (!changed) return quota;

@@ -6,9 +6,11 @@ import type {
   QuotaSpec,
 } from '@app/contracts';
 import type { EntityManager } from '@mikro-orm/better-sqlite';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Inject, Injectable } from '@nestjs/common';
 import { STORE_CLOCK, type StoreClock } from './clock';
 import { AuditRow, ModelQuotaRow, ProviderRow, QuotaRow } from './entities';
+import { MatchTakenError, type MatchConflict } from './match-taken-error';
 import type { StoreOrm } from './orm-config';
 
 /** Injection token of the opened, migrated and seeded ORM (see StoreModule). */
@@ -106,6 +108,28 @@ function toProvider(row: ProviderRow, models: readonly ModelQuotaRow[]): Control
   };
 }
 
+/**
+ * The imported quotas (`specs`, by name) whose pattern a stored quota the import leaves alone
+ * has, or an imported quota named earlier has.
+ */
+function matchConflicts(
+  rows: ReadonlyMap<string, QuotaRow>,
+  specs: ReadonlyMap<string, QuotaSpec>,
+): MatchConflict[] {
+  const owners = new Map<string, string>();
+  for (const row of rows.values()) {
+    if (row.match !== null && !specs.has(row.name)) owners.set(row.match, row.name);
+  }
+  const conflicts: MatchConflict[] = [];
+  for (const spec of specs.values()) {
+    if (spec.match === undefined) continue;
+    const owner = owners.get(spec.match);
+    if (owner === undefined) owners.set(spec.match, spec.name);
+    else conflicts.push({ quota: spec.name, match: spec.match, owner });
+  }
+  return conflicts;
+}
+
 function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
@@ -157,9 +181,17 @@ export class AdminStore {
   /**
    * Creates (version 1) or replaces (version + 1) the quota `spec.name`; updatedAt = now.
    * A spec equal to the stored one (key order aside) changes nothing and writes no audit entry.
+   * Throws MatchTakenError, writing nothing, when another quota has `spec.match`: the check and
+   * the write are one transaction, so two writers of one pattern cannot both pass it.
    */
   saveQuota(spec: QuotaSpec, actor: string): Promise<Change<ControlQuota>> {
     return this.transaction(async (em) => {
+      if (spec.match !== undefined) {
+        const owner = await em.findOne(QuotaRow, { match: spec.match, name: { $ne: spec.name } });
+        if (owner !== null) {
+          throw new MatchTakenError([{ quota: spec.name, match: spec.match, owner: owner.name }]);
+        }
+      }
       const now = this.clock.now();
       const change = await this.putQuota(em, spec, now);
       if (change.changed) {
@@ -246,6 +278,8 @@ export class AdminStore {
    * A quota named twice takes its last spec; a model named twice its last limits. Writes exactly
    * one audit entry (action importConfig, target the quota's or provider's name, before/after,
    * detail = summary) per quota or provider whose value changed, and nothing else.
+   * Throws MatchTakenError, writing nothing, when an imported quota would take the match pattern
+   * of a quota the import leaves alone (checked in the writing transaction, as saveQuota does).
    */
   importAll(input: ImportInput, actor: string, summary: string): Promise<ImportResult> {
     return this.transaction(async (em) => {
@@ -258,6 +292,18 @@ export class AdminStore {
       // One read and one flush for all quotas: a query or flush per quota would compute the
       // change set of every entity loaded so far, O(n^2) (5000 quotas took minutes).
       const rows = new Map((await em.find(QuotaRow, {})).map((row) => [row.name, row]));
+      const conflicts = matchConflicts(rows, specs);
+      if (conflicts.length > 0) throw new MatchTakenError(conflicts);
+      // The index is checked row by row: patterns moving between imported quotas (a swap) are
+      // released first, so no row meets the pattern it takes still held by another.
+      let released = false;
+      for (const spec of specs.values()) {
+        const row = rows.get(spec.name);
+        if (row === undefined || row.match === null || row.match === (spec.match ?? null)) continue;
+        row.match = null;
+        released = true;
+      }
+      if (released) await em.flush();
       for (const spec of specs.values()) {
         const change = this.applyQuota(em, rows.get(spec.name) ?? null, spec, now);
         if (!change.changed) continue;
@@ -341,9 +387,23 @@ export class AdminStore {
     });
   }
 
-  /** A fresh fork per call (never a shared identity map) and one transaction around `work`. */
-  private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(em));
+  /**
+   * A fresh fork per call (never a shared identity map) and one transaction around `work`.
+   * The unique index on quotas.match refusing a row (a writer this process does not see, such
+   * as a second admin on the same file) is a MatchTakenError too.
+   */
+  private async transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.orm.em.fork().transactional((em) => work(em));
+    } catch (error) {
+      if (
+        error instanceof UniqueConstraintViolationException &&
+        /quotas\.match/.test(error.message)
+      ) {
+        throw new MatchTakenError([]);
+      }
+      throw error;
+    }
   }
 
   private async readQuotas(em: EntityManager): Promise<ControlQuota[]> {
@@ -382,16 +442,21 @@ export class AdminStore {
     now: number,
   ): Change<ControlQuota> {
     const json = JSON.stringify(spec);
+    const match = spec.match ?? null;
     if (row === null) {
       const created = em.create(QuotaRow, {
         name: spec.name,
         spec: json,
+        match,
         version: 1,
         updatedAt: now,
       });
       return { after: toQuota(created), changed: true };
     }
     const before = toQuota(row);
+    // Also when nothing else changes: a row whose pattern the migration gave to another quota (a
+    // duplicate from before the column) takes it back once it is free.
+    row.match = match;
     if (canonicalJson(before.spec) === canonicalJson(JSON.parse(json))) {
       return { before, after: before, changed: false };
     }
