@@ -193,6 +193,39 @@ describe('admin GraphQL API (development mode)', () => {
   });
 });
 
+describe('admin GraphQL API (development mode, ADMIN_READ_TOKEN set)', () => {
+  const READ = 'read-secret';
+  const ADMIN = 'admin-secret';
+  let r: Running;
+  beforeAll(async () => (r = await start({ ADMIN_READ_TOKEN: READ, ADMIN_TOKEN: ADMIN })));
+  afterAll(() => stop(r));
+
+  it('refuses introspection without the read token, and answers it with one', async () => {
+    const queries = [
+      '{ __schema { queryType { name } } }',
+      '{ __type(name: "Quota") { name } }',
+      '{ ...Intro } fragment Intro on Query { __schema { types { name } } }',
+    ];
+    for (const query of queries) {
+      const anonymousOrWrong: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }];
+      for (const headers of anonymousOrWrong) {
+        const refused = await gql(r.url, query, {}, headers);
+        expect(refused.data ?? null).toBeNull();
+        expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      }
+      for (const token of [READ, ADMIN]) {
+        const allowed = await gql(r.url, query, {}, { authorization: `Bearer ${token}` });
+        expect(allowed.errors).toBeUndefined();
+        expect(allowed.data).toBeDefined();
+      }
+    }
+    const viaGet = await fetch(
+      `${r.url}/graphql?query=${encodeURIComponent('{ __schema { queryType { name } } }')}`,
+    );
+    expect(JSON.stringify(await viaGet.json())).toMatch(/UNAUTHENTICATED/);
+  });
+});
+
 describe('admin GraphQL API (NODE_ENV=production)', () => {
   let r: Running;
   beforeAll(async () => (r = await start({ NODE_ENV: 'production' })));

@@ -4,3 +4,10 @@ import type { RequestAuth } from './request-auth';
 export interface GraphQLContext {
   readonly auth: RequestAuth;
 }
+
+declare module 'mercurius' {
+  /** Mercurius merges what graphqlOptions' context functions answer into its own context. */
+  interface MercuriusContext {
+    readonly auth: RequestAuth;
+  }
+}

@@ -2,6 +2,7 @@ import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { FastifyRequest } from 'fastify';
 import type { AdminSettings } from '../settings/admin-settings';
 import type { GraphQLContext } from './graphql-context';
+import { introspectionAuth } from './introspection-auth';
 import { MAX_QUERY_DEPTH, queryRules } from './query-limits';
 import { refusal, requestAuth } from './request-auth';
 
@@ -24,6 +25,7 @@ export function graphqlOptions(settings: AdminSettings): MercuriusDriverConfig {
     // Mercurius's query cache, which would skip them, stays off.
     cache: false,
     validationRules: queryRules(settings.production),
+    hooks: { preValidation: [introspectionAuth(settings)] },
     context: (request: FastifyRequest): GraphQLContext => ({
       auth: requestAuth(request.headers, settings, request.ip),
     }),
