@@ -653,6 +653,66 @@ describe('AdminStore on SQLite (MikroORM)', () => {
     });
   });
 
+  it('keeps the sizes of its lists in memory, from the start and after every write', async () => {
+    const dir = freshDir();
+    const first = await openTracked(dir);
+    const builtIn = { providers: 4, modelsPerProvider: 6 };
+    expect(first.store.listSizes()).toEqual({ quotas: 0, limitsPerQuota: 0, ...builtIn });
+    const limits = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `l${i}`,
+        unit: 'requests',
+        limit: 1,
+        windowMs: 1000,
+        algorithm: 'fixed_window' as const,
+      }));
+    await first.store.saveQuota({ name: 'wide', limits: limits(5) }, 'a');
+    await first.store.importAll(
+      {
+        quotas: [quota('i1'), quota('i2')],
+        enableProviders: ['brand-new'],
+        models: Array.from({ length: 9 }, (_, i) => ({
+          provider: 'openai',
+          model: { model: `extra-${i}`, maxRpm: 1, maxTpm: 1, maxRpd: 1 },
+        })),
+      },
+      'a',
+      'sizes',
+    );
+    expect(first.store.listSizes()).toEqual({
+      quotas: 3,
+      limitsPerQuota: 5,
+      providers: 5,
+      modelsPerProvider: 15,
+    });
+    await first.store.deleteQuota('i1', 'a');
+    // A maximum stays as high as it went until the next start; counts follow every write.
+    await first.store.saveQuota({ name: 'wide', limits: limits(1) }, 'a');
+    expect(first.store.listSizes()).toMatchObject({ quotas: 2, limitsPerQuota: 5 });
+    await close(first);
+
+    const second = await openTracked(dir);
+    expect(second.store.listSizes()).toEqual({
+      quotas: 2,
+      limitsPerQuota: 1,
+      providers: 5,
+      modelsPerProvider: 15,
+    });
+  });
+
+  it('answers quotas a page at a time, by name', async () => {
+    const { store } = await openTracked(freshDir());
+    const names = ['b', 'a', 'd', 'c', 'e'];
+    for (const name of names) await store.saveQuota(quota(name), 'a');
+    const page = async (first?: number, after?: string) =>
+      (await store.quotas({ first, after })).map((q) => q.spec.name);
+    expect(await page()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(await page(2)).toEqual(['a', 'b']);
+    expect(await page(2, 'b')).toEqual(['c', 'd']);
+    expect(await page(undefined, 'c')).toEqual(['d', 'e']);
+    expect(await page(10, 'e')).toEqual([]);
+  });
+
   it('answers the audit log newest first, limited', async () => {
     const clock = new HandClock(100);
     const { store } = await openTracked(freshDir(), clock);

@@ -19,7 +19,11 @@ export async function startAdmin(
 export interface GqlResult<T = Record<string, unknown>> {
   status: number;
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string; issues?: { field: string }[] } }[];
+  errors?: {
+    message: string;
+    path?: (string | number)[];
+    extensions?: { code?: string; issues?: { field: string }[] };
+  }[];
 }
 
 /** One GraphQL operation over HTTP POST. */

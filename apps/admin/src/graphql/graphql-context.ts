@@ -3,6 +3,11 @@ import type { RequestAuth } from './request-auth';
 /** What every resolver finds in its context (HTTP requests and subscriptions alike). */
 export interface GraphQLContext {
   readonly auth: RequestAuth;
+  /**
+   * Epoch ms by which a query or mutation must be answered (ADMIN_OPERATION_TIMEOUT_MS after it
+   * arrived); absent for subscriptions, which last as long as the client wants.
+   */
+  readonly deadline?: number;
 }
 
 declare module 'mercurius' {

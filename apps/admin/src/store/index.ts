@@ -6,6 +6,8 @@ export {
   type Change,
   type ImportInput,
   type ImportResult,
+  type QuotaPage,
+  type StoreSizes,
 } from './admin-store';
 export { MatchTakenError, type MatchConflict } from './match-taken-error';
 export { STORE_CLOCK, systemStoreClock, type StoreClock } from './clock';
