@@ -14,6 +14,8 @@ import {
   collect,
   gql,
   gqlData,
+  IMPORT_DOCUMENT,
+  quotaDocument,
   startAdmin,
   subscriptionClient,
   type AdminProcess,
@@ -33,17 +35,8 @@ const FIRST = 50;
 const STORED = 2_000;
 const OPERATION_TIMEOUT_MS = 300;
 
-const IMPORT = 'mutation I($d: String!) { importConfig(document: $d, format: yaml) { quotas } }';
 const names = (from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `q${String(from + i).padStart(5, '0')}`);
-
-function document(quotaNames: readonly string[]): string {
-  const lines = quotaNames.map(
-    (name) =>
-      `  - { name: ${name}, match: "${name}-*", limits: [{ name: rps, limit: 10, window: 1s }] }`,
-  );
-  return `quotas:\n${lines.join('\n')}`;
-}
 
 const aliases = (n: number, field: string) =>
   Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
@@ -71,7 +64,7 @@ beforeAll(async () => {
       ADMIN_OPERATION_TIMEOUT_MS: String(OPERATION_TIMEOUT_MS),
     }),
   ]);
-  await gqlData(admin.url, IMPORT, { d: document(names(0, FIRST)) });
+  await gqlData(admin.url, IMPORT_DOCUMENT, { d: quotaDocument(names(0, FIRST)) });
 });
 
 afterAll(async () => {
@@ -118,7 +111,7 @@ describe('floods of aliases', () => {
 
 describe('lists cost what they can return', () => {
   beforeAll(async () => {
-    await gqlData(admin.url, IMPORT, { d: document(names(FIRST, STORED)) });
+    await gqlData(admin.url, IMPORT_DOCUMENT, { d: quotaDocument(names(FIRST, STORED)) });
   });
 
   it('refuses aliases of a list of every quota, and says how to page', async () => {
