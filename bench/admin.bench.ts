@@ -26,6 +26,7 @@ import {
   type AdminProcess,
 } from '../test/support/admin-process';
 import { sleep } from '../test/support/limiter-http';
+import { latenciesUntil } from './latency';
 
 const QUOTAS = Number(process.env['BENCH_QUOTAS'] ?? 50);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
@@ -68,17 +69,11 @@ async function timed(url: string, query: string): Promise<{ ms: number; answer: 
 }
 
 /** Sequential normal queries until `stop` resolves; sorted ms (a query not answered: Infinity). */
-async function latencies(url: string, stop: Promise<unknown>): Promise<number[]> {
-  let stopped = false;
-  void stop.finally(() => (stopped = true));
-  const samples: number[] = [];
-  while (!stopped) {
-    const started = performance.now();
-    const data = await gqlData<{ quotas: unknown[] }>(url, NORMAL).catch(() => undefined);
-    if (data !== undefined && data.quotas.length !== QUOTAS) throw new Error('quotas lost');
-    samples.push(data === undefined ? Infinity : performance.now() - started);
-  }
-  return samples.sort((a, b) => a - b);
+function latencies(url: string, stop: Promise<unknown>): Promise<number[]> {
+  return latenciesUntil(stop, async () => {
+    const data = await gqlData<{ quotas: unknown[] }>(url, NORMAL);
+    if (data.quotas.length !== QUOTAS) throw new Error('quotas lost');
+  });
 }
 
 /** The normal query's latencies while CLIENTS clients send `query` back to back. */
