@@ -15,6 +15,7 @@ import { connect } from 'nats';
 import { gqlData, startAdmin } from '../test/support/admin-process';
 import { post, sleep } from '../test/support/limiter-http';
 import { startLimiter, uniquePrefix } from '../test/support/limiter-process';
+import { latenciesUntil } from './latency';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = process.env['BENCH_SIZES']
@@ -46,16 +47,8 @@ async function deleteBucket(name: string): Promise<void> {
 }
 
 /** Sequential /v1/decide round trips (a key of the default quota) until `stop` resolves. */
-async function latencies(url: string, stop: Promise<unknown>): Promise<number[]> {
-  let stopped = false;
-  void stop.finally(() => (stopped = true));
-  const samples: number[] = [];
-  while (!stopped) {
-    const started = performance.now();
-    await post(url, '/v1/decide', { key: 'latency-probe' });
-    samples.push(performance.now() - started);
-  }
-  return samples.sort((a, b) => a - b);
+function latencies(url: string, stop: Promise<unknown>): Promise<number[]> {
+  return latenciesUntil(stop, () => post(url, '/v1/decide', { key: 'latency-probe' }));
 }
 
 function latencySummary(sorted: readonly number[]): string {

@@ -10,11 +10,15 @@ import { ADMIN_SETTINGS, readAdminSettings } from '../apps/admin/src/settings/ad
 import {
   ADMIN_DATABASE_FILE,
   AdminStore,
+  MatchTakenError,
+  openStoreOrm,
   STORE_ORM,
   StoreModule,
   type StoreClock,
   type StoreOrm,
 } from '../apps/admin/src/store';
+import { QuotaRow } from '../apps/admin/src/store/entities';
+import { STORE_MIGRATIONS } from '../apps/admin/src/store/migrations';
 
 /** Time set by hand. */
 class HandClock implements StoreClock {
@@ -142,7 +146,7 @@ describe('AdminStore on SQLite (MikroORM)', () => {
     const migrations = withFile(dir, (db) =>
       db.prepare('SELECT name FROM mikro_orm_migrations').all(),
     );
-    expect(migrations).toEqual([{ name: 'Migration20261121232541' }]);
+    expect(migrations).toEqual(STORE_MIGRATIONS.map(({ name }) => ({ name })));
 
     const providers = await store.providers();
     expect(providers.map((p) => p.name)).toEqual(['anthropic', 'gemini', 'local', 'openai']);
@@ -493,9 +497,9 @@ describe('AdminStore on SQLite (MikroORM)', () => {
     expect(after.providers.find((p) => p.name === 'openai')?.models).toHaveLength(5);
     expect(after.providers.map((p) => p.name)).toEqual(['gemini', 'local', 'openai']);
     expect(await second.store.auditLog(100)).toEqual(log);
-    expect(withFile(dir, (d) => d.prepare('SELECT name FROM mikro_orm_migrations').all())).toEqual([
-      { name: 'Migration20261121232541' },
-    ]);
+    expect(withFile(dir, (d) => d.prepare('SELECT name FROM mikro_orm_migrations').all())).toEqual(
+      STORE_MIGRATIONS.map(({ name }) => ({ name })),
+    );
   });
 
   it('seeds a built-in model it has never seen (a later release) into an existing database', async () => {
@@ -534,6 +538,179 @@ describe('AdminStore on SQLite (MikroORM)', () => {
     // And 50 concurrent changes of one quota: each gets its own version.
     await Promise.all(names.map((_, i) => store.saveQuota(quota('hot', 1000 + i), 'x')));
     expect((await store.quota('hot'))?.version).toBe(50);
+  });
+
+  describe('match patterns are unique', () => {
+    const matching = (name: string, match: string, limit = 1) => quota(name, limit, { match });
+
+    it('refuses a second quota with one pattern, in the store and in the database', async () => {
+      const dir = freshDir();
+      const { store, orm } = await openTracked(dir);
+      await store.saveQuota(matching('a', 'p-*'), 'alice');
+      const log = await store.auditLog(100);
+      await expect(store.saveQuota(matching('b', 'p-*'), 'bob')).rejects.toEqual(
+        new MatchTakenError([{ quota: 'b', match: 'p-*', owner: 'a' }]),
+      );
+      // The owner may save its own pattern again, and give it up for another quota to take.
+      await store.saveQuota(matching('a', 'p-*', 2), 'alice');
+      await store.saveQuota(matching('a', 'q-*', 2), 'alice');
+      await store.saveQuota(matching('b', 'p-*'), 'bob');
+      expect((await store.quotas()).map((q) => [q.spec.name, q.spec.match])).toEqual([
+        ['a', 'q-*'],
+        ['b', 'p-*'],
+      ]);
+      expect(await store.auditLog(100)).toHaveLength(log.length + 3);
+
+      // A writer that skips the store's check (another process on the file) meets the index.
+      const em = orm.em.fork();
+      em.create(QuotaRow, { name: 'c', spec: '{}', match: 'p-*', version: 1, updatedAt: 1 });
+      await expect(em.flush()).rejects.toThrow(/UNIQUE constraint failed: quotas\.match/);
+      const columns = withFile(dir, (db) =>
+        db.prepare('SELECT name, match FROM quotas ORDER BY name').all(),
+      );
+      expect(columns).toEqual([
+        { name: 'a', match: 'q-*' },
+        { name: 'b', match: 'p-*' },
+      ]);
+    });
+
+    it('importAll swaps patterns between imported quotas, and refuses the pattern of a quota it leaves alone', async () => {
+      const { store } = await openTracked(freshDir());
+      await store.importAll(
+        {
+          quotas: [matching('a', 'x-*'), matching('b', 'y-*'), matching('kept', 'k-*')],
+          enableProviders: [],
+          models: [],
+        },
+        'importer',
+        'first',
+      );
+      const swapped = await store.importAll(
+        {
+          quotas: [matching('a', 'y-*'), matching('b', 'x-*'), matching('new', 'a-*')],
+          enableProviders: [],
+          models: [],
+        },
+        'importer',
+        'swap',
+      );
+      expect(swapped.changedQuotas.map((q) => [q.spec.name, q.spec.match])).toEqual([
+        ['a', 'y-*'],
+        ['b', 'x-*'],
+        ['new', 'a-*'],
+      ]);
+      const snapshot = await store.controlSet();
+      await expect(
+        store.importAll(
+          {
+            quotas: [matching('c', 'k-*'), matching('d', 'free-*'), matching('e', 'x-*')],
+            enableProviders: [],
+            models: [],
+          },
+          'importer',
+          'clash',
+        ),
+      ).rejects.toEqual(
+        new MatchTakenError([
+          { quota: 'c', match: 'k-*', owner: 'kept' },
+          { quota: 'e', match: 'x-*', owner: 'b' },
+        ]),
+      );
+      expect(await store.controlSet()).toEqual(snapshot);
+    });
+
+    it('opens a database that holds one pattern twice (from before the unique column)', async () => {
+      const dir = freshDir();
+      // The schema as the first release left it, with two quotas of one pattern in it.
+      const old = await openStoreOrm(dir, STORE_MIGRATIONS.slice(0, 1));
+      const spec = (name: string) => JSON.stringify(matching(name, 'dup-*'));
+      await old.em
+        .getConnection()
+        .execute(
+          `insert into quotas (name, spec, version, updated_at) values ('z', '${spec('z')}', 1, 1), ('m', '${spec('m')}', 1, 1), ('free', '${JSON.stringify(quota('free'))}', 1, 1)`,
+        );
+      await old.close(true);
+
+      const { store } = await openTracked(dir);
+      const columns = withFile(dir, (db) =>
+        db.prepare('SELECT name, match FROM quotas ORDER BY name').all(),
+      );
+      expect(columns).toEqual([
+        { name: 'free', match: null },
+        { name: 'm', match: 'dup-*' },
+        { name: 'z', match: null },
+      ]);
+      // Both still exist; the one without the pattern cannot be saved with it while m has it.
+      expect((await store.quotas()).map((q) => q.spec.name)).toEqual(['free', 'm', 'z']);
+      await expect(store.saveQuota(matching('z', 'dup-*', 2), 'ops')).rejects.toBeInstanceOf(
+        MatchTakenError,
+      );
+      await store.deleteQuota('m', 'ops');
+      await store.saveQuota(matching('z', 'dup-*'), 'ops');
+      expect(
+        withFile(dir, (db) => db.prepare("SELECT match FROM quotas WHERE name = 'z'").get()),
+      ).toEqual({ match: 'dup-*' });
+    });
+  });
+
+  it('keeps the sizes of its lists in memory, from the start and after every write', async () => {
+    const dir = freshDir();
+    const first = await openTracked(dir);
+    const builtIn = { providers: 4, modelsPerProvider: 6 };
+    expect(first.store.listSizes()).toEqual({ quotas: 0, limitsPerQuota: 0, ...builtIn });
+    const limits = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `l${i}`,
+        unit: 'requests',
+        limit: 1,
+        windowMs: 1000,
+        algorithm: 'fixed_window' as const,
+      }));
+    await first.store.saveQuota({ name: 'wide', limits: limits(5) }, 'a');
+    await first.store.importAll(
+      {
+        quotas: [quota('i1'), quota('i2')],
+        enableProviders: ['brand-new'],
+        models: Array.from({ length: 9 }, (_, i) => ({
+          provider: 'openai',
+          model: { model: `extra-${i}`, maxRpm: 1, maxTpm: 1, maxRpd: 1 },
+        })),
+      },
+      'a',
+      'sizes',
+    );
+    expect(first.store.listSizes()).toEqual({
+      quotas: 3,
+      limitsPerQuota: 5,
+      providers: 5,
+      modelsPerProvider: 15,
+    });
+    await first.store.deleteQuota('i1', 'a');
+    // A maximum stays as high as it went until the next start; counts follow every write.
+    await first.store.saveQuota({ name: 'wide', limits: limits(1) }, 'a');
+    expect(first.store.listSizes()).toMatchObject({ quotas: 2, limitsPerQuota: 5 });
+    await close(first);
+
+    const second = await openTracked(dir);
+    expect(second.store.listSizes()).toEqual({
+      quotas: 2,
+      limitsPerQuota: 1,
+      providers: 5,
+      modelsPerProvider: 15,
+    });
+  });
+
+  it('answers quotas a page at a time, by name', async () => {
+    const { store } = await openTracked(freshDir());
+    const names = ['b', 'a', 'd', 'c', 'e'];
+    for (const name of names) await store.saveQuota(quota(name), 'a');
+    const page = async (first?: number, after?: string) =>
+      (await store.quotas({ first, after })).map((q) => q.spec.name);
+    expect(await page()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(await page(2)).toEqual(['a', 'b']);
+    expect(await page(2, 'b')).toEqual(['c', 'd']);
+    expect(await page(undefined, 'c')).toEqual(['d', 'e']);
+    expect(await page(10, 'e')).toEqual([]);
   });
 
   it('answers the audit log newest first, limited', async () => {

@@ -19,7 +19,24 @@ export async function startAdmin(
 export interface GqlResult<T = Record<string, unknown>> {
   status: number;
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string; issues?: { field: string }[] } }[];
+  errors?: {
+    message: string;
+    path?: (string | number)[];
+    extensions?: { code?: string; issues?: { field: string }[] };
+  }[];
+}
+
+/** importConfig of a YAML document; `d` is the document. */
+export const IMPORT_DOCUMENT =
+  'mutation I($d: String!) { importConfig(document: $d, format: yaml) { quotas } }';
+
+/** A config document of quotas named `names`, each matching `<name>-*`, 10 requests a second. */
+export function quotaDocument(names: readonly string[]): string {
+  const lines = names.map(
+    (name) =>
+      `  - { name: ${name}, match: "${name}-*", limits: [{ name: rps, limit: 10, window: 1s }] }`,
+  );
+  return `quotas:\n${lines.join('\n')}`;
 }
 
 /** One GraphQL operation over HTTP POST. */

@@ -1,10 +1,14 @@
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AuditService } from './audit/audit.service';
 import { ControlModule } from './control';
 import { AdminAuthGuard } from './graphql/auth.guard';
 import { graphqlOptions } from './graphql/graphql-options';
+import { ListSizesService } from './graphql/list-sizes.service';
+import { OperationLimitsInterceptor } from './graphql/operation-limits.interceptor';
+import { QueryLimitsModule } from './graphql/query-limits.module';
 import { RESOLVERS } from './graphql/resolvers';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
@@ -31,9 +35,11 @@ export class AppModule {
         SettingsModule.forRoot(settings),
         StoreModule,
         ControlModule,
+        QueryLimitsModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
-          inject: [ADMIN_SETTINGS],
+          imports: [QueryLimitsModule],
+          inject: [ADMIN_SETTINGS, ListSizesService],
           useFactory: graphqlOptions,
         }),
       ],
@@ -41,6 +47,7 @@ export class AppModule {
       providers: [
         HealthService,
         AdminAuthGuard,
+        { provide: APP_INTERCEPTOR, useClass: OperationLimitsInterceptor },
         QuotaEvents,
         QuotaService,
         ProviderService,

@@ -1,4 +1,4 @@
-import { listenConfig, parseLogLevel, parsePort } from './env';
+import { listenConfig, parseLogLevel, parsePort, parsePositiveInt } from './env';
 
 const limiterListenConfig = (env: Record<string, string>) => listenConfig(env, 'PORT', 8080);
 
@@ -38,4 +38,22 @@ describe('admin listen config', () => {
       port: 9001,
     });
   });
+});
+
+describe('parsePositiveInt', () => {
+  it('reads 1..max, and the fallback when unset or empty', () => {
+    expect(parsePositiveInt('T', '250', 10, 1000)).toBe(250);
+    expect(parsePositiveInt('T', '1000', 10, 1000)).toBe(1000);
+    expect(parsePositiveInt('T', undefined, 10, 1000)).toBe(10);
+    expect(parsePositiveInt('T', ' ', 10, 1000)).toBe(10);
+  });
+
+  it.each(['0', '1001', '-5', '2.5', '1e3', 'abc', '9999999999'])(
+    'refuses %s naming the variable',
+    (raw) => {
+      expect(() => parsePositiveInt('ADMIN_OPERATION_TIMEOUT_MS', raw, 10, 1000)).toThrow(
+        /ADMIN_OPERATION_TIMEOUT_MS must be an integer 1\.\.1000/,
+      );
+    },
+  );
 });

@@ -34,6 +34,21 @@ export function parsePort(name: string, raw: string | undefined, fallback: numbe
   return port;
 }
 
+/** An integer 1..max; `fallback` when unset or empty. */
+export function parsePositiveInt(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  max: number,
+): number {
+  const value = nonEmpty(raw);
+  if (value === undefined) return fallback;
+  const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= max))
+    throw new Error(`${name} must be an integer 1..${max}, got "${value}"`);
+  return n;
+}
+
 const LEVELS: Record<string, LogLevelName[] | false> = {
   silent: false,
   fatal: ['fatal'],

@@ -62,7 +62,7 @@ export {
 export { goccQuotaName } from './config/gocc-config';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
-export { listenConfig, parseLogLevel, parsePort } from './env';
+export { listenConfig, parseLogLevel, parsePort, parsePositiveInt } from './env';
 export type { Env, ListenConfig, LogLevelName } from './env';
 
 export * from './control';

@@ -117,6 +117,16 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
     return this.replicas.size;
   }
 
+  /**
+   * How many quotas `current()` lists, about, at no cost: the longest report of a live replica.
+   * Replicas report the quotas in force, the same set but while a change propagates.
+   */
+  largestReport(): number {
+    let most = 0;
+    for (const { report } of this.replicas.values()) most = Math.max(most, report.quotas.length);
+    return most;
+  }
+
   current(): StatsUpdate {
     const at = Date.now();
     this.forgetSilent(at);

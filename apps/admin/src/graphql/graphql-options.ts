@@ -2,7 +2,9 @@ import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { FastifyRequest } from 'fastify';
 import type { AdminSettings } from '../settings/admin-settings';
 import type { GraphQLContext } from './graphql-context';
-import { MAX_QUERY_DEPTH, queryRules } from './query-limits';
+import { introspectionAuth } from './introspection-auth';
+import type { ListSizesService } from './list-sizes.service';
+import { MAX_QUERY_TOKENS, queryRules, queryShape, queryTokens } from './query-limits';
 import { refusal, requestAuth } from './request-auth';
 
 /** Sent by the server on idle subscriptions, so proxies keep them open. */
@@ -13,19 +15,28 @@ const KEEP_ALIVE_MS = 15_000;
  * (graphql-transport-ws) subscriptions on the same path. The schema is built in memory at start;
  * the committed schema.gql is written by `npm run schema` and checked by a test.
  */
-export function graphqlOptions(settings: AdminSettings): MercuriusDriverConfig {
+export function graphqlOptions(
+  settings: AdminSettings,
+  sizes: ListSizesService,
+): MercuriusDriverConfig {
   return {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
     graphiql: !settings.production,
-    queryDepth: MAX_QUERY_DEPTH,
-    // Complexity depends on the variables (auditLog(limit: $n)), so rules run per request and
-    // Mercurius's query cache, which would skip them, stays off.
+    // The parser's own bound, behind the preParsing hook's count (which gives the clearer error).
+    graphql: { parseOptions: { maxTokens: MAX_QUERY_TOKENS + 1 } },
+    // The cost depends on the variables (auditLog(limit: $n)) and on the store's size, so rules
+    // run per request and Mercurius's query cache, which would skip them, stays off.
     cache: false,
-    validationRules: queryRules(settings.production),
+    validationRules: queryRules(settings.production, () => sizes.current()),
+    hooks: {
+      preParsing: [queryTokens],
+      preValidation: [introspectionAuth(settings), queryShape],
+    },
     context: (request: FastifyRequest): GraphQLContext => ({
       auth: requestAuth(request.headers, settings, request.ip),
+      deadline: Date.now() + settings.operationTimeoutMs,
     }),
     subscription: {
       keepAlive: KEEP_ALIVE_MS,

@@ -3,11 +3,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ControlPublisher, LimiterClient } from '../control';
 import { userInputError, type FieldIssue } from '../graphql/user-input-error';
 import { QuotaEvents } from '../quotas/quota-events';
-import { quotaIssues } from '../quotas/quota-validation';
+import { matchTakenIssues, quotaIssues } from '../quotas/quota-validation';
 import { toQuota } from '../quotas/quota-mapping';
 import { QuotaChangeKind } from '../quotas/quota.types';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
-import { AdminStore } from '../store';
+import { AdminStore, MatchTakenError } from '../store';
 import { parseImport } from './parse-import';
 import type { ImportPlan } from './import-plan';
 import type { ImportFormat, ImportResult } from './import.types';
@@ -31,14 +31,22 @@ export class ImportService {
 
   async import(document: string, format: ImportFormat, actor: string): Promise<ImportResult> {
     const plan = this.plan(document, format);
-    const existing = (await this.store.quotas()).map((q) => q.spec);
-    checkQuotas(plan.quotas, existing);
+    checkQuotas(plan.quotas);
     const summary = `${plan.source}: ${plan.quotas.length} quotas, ${plan.enableProviders.length} providers, ${plan.models.length} models`;
-    const changed = await this.store.importAll(
-      { quotas: plan.quotas, enableProviders: plan.enableProviders, models: plan.models },
-      actor,
-      summary,
-    );
+    const changed = await this.store
+      .importAll(
+        { quotas: plan.quotas, enableProviders: plan.enableProviders, models: plan.models },
+        actor,
+        summary,
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof MatchTakenError)) throw error;
+        // A quota named twice is stored with its last spec: name that one.
+        const at = (name: string) => plan.quotas.findLastIndex((q) => q.name === name);
+        throw userInputError(
+          matchTakenIssues(error, (name) => `document: quotas[${at(name)}]`, 'document'),
+        );
+      });
     await this.publisher.publishEntries([
       ...changed.changedQuotas.map((quota) => ({ kind: 'quota' as const, quota })),
       ...changed.changedProviders.map((provider) => ({ kind: 'provider' as const, provider })),
@@ -108,13 +116,13 @@ export class ImportService {
   }
 }
 
-/** upsertQuota's checks for every quota, matches unique across the admin's and the document's. */
-function checkQuotas(quotas: readonly QuotaSpec[], existing: readonly QuotaSpec[]): void {
+/**
+ * upsertQuota's checks for every quota, and matches unique within the document. Matches the
+ * admin's other quotas have are the store's check, in the transaction that writes.
+ */
+function checkQuotas(quotas: readonly QuotaSpec[]): void {
   const issues: FieldIssue[] = [];
-  const imported = new Set(quotas.map((q) => q.name));
   const patterns = new Map<string, string>();
-  for (const q of existing)
-    if (!imported.has(q.name) && q.match !== undefined) patterns.set(q.match, q.name);
   quotas.forEach((q, i) => {
     issues.push(...quotaIssues(q, `document: quotas[${i}]`, (match) => patterns.get(match)));
     if (q.match !== undefined) patterns.set(q.match, q.name);

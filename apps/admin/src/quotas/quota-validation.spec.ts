@@ -4,7 +4,7 @@ import type { QuotaInput } from './quota.inputs';
 
 function issuesOf(input: QuotaInput): unknown {
   try {
-    validateQuotaInput(input, []);
+    validateQuotaInput(input);
   } catch (error) {
     if (error instanceof GraphQLError) return error.extensions['issues'];
     throw error;
@@ -28,7 +28,7 @@ describe('upsertQuota: match patterns run in linear time or are refused naming i
   it.each(['re:^(a+)+$', `*${'a*'.repeat(30)}b`, 're:(?i)^api-[[:digit:]]+$'])(
     'accepts %j, which the linear matchers decide on any key',
     (match) => {
-      expect(validateQuotaInput({ name: 'q', match, limits }, [])).toMatchObject({ match });
+      expect(validateQuotaInput({ name: 'q', match, limits })).toMatchObject({ match });
     },
   );
 });

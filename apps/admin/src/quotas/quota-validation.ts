@@ -7,6 +7,7 @@ import {
 } from '@app/contracts';
 import { compileQuota, InvalidQuotaError } from '@app/engine';
 import { userInputError, type FieldIssue } from '../graphql/user-input-error';
+import type { MatchTakenError } from '../store';
 import type { QuotaInput } from './quota.inputs';
 
 /** GraphQL gives null for omitted nullable fields; the config reader wants them absent. */
@@ -22,20 +23,18 @@ function withoutNulls(value: unknown): unknown {
 /**
  * The same rules as a config file's quota (one reader for both), then the engine's own check,
  * so a quota the admin accepts is one every limiter can serve. Throws BAD_USER_INPUT naming
- * each field (`input.limits[0].window`).
+ * each field (`input.limits[0].window`). Whether another quota has the match pattern is the
+ * store's check, made in the transaction that writes (see matchTakenIssues).
  */
-export function validateQuotaInput(input: QuotaInput, others: readonly QuotaSpec[]): QuotaSpec {
+export function validateQuotaInput(input: QuotaInput): QuotaSpec {
   const issues = new IssueList();
   const spec = readQuota(withoutNulls(input), ['input'], issues);
   const found: FieldIssue[] = issues.all.map((i) => ({
     field: formatConfigPath(i.path),
     message: i.message,
   }));
-  if (spec !== undefined && found.length === 0) {
-    const ownerOf = (match: string) =>
-      others.find((o) => o.name !== spec.name && o.match === match)?.name;
-    found.push(...quotaIssues(spec, 'input', ownerOf));
-  }
+  if (spec !== undefined && found.length === 0)
+    found.push(...quotaIssues(spec, 'input', () => undefined));
   if (spec === undefined || found.length > 0) {
     throw userInputError(
       found.length > 0 ? found : [{ field: 'input', message: 'is not a quota' }],
@@ -76,4 +75,27 @@ export function quotaIssues(
     issues.push({ field, message: error.message });
   }
   return issues;
+}
+
+/**
+ * The store's MatchTakenError as BAD_USER_INPUT issues: `<where(quota)>.match`, or `unknown`
+ * alone when only the database's index saw the clash (a writer outside this process).
+ */
+export function matchTakenIssues(
+  error: MatchTakenError,
+  where: (quota: string) => string,
+  unknown: string,
+): FieldIssue[] {
+  if (error.conflicts.length === 0) {
+    return [
+      {
+        field: unknown,
+        message: 'a match pattern is already the pattern of another quota; nothing was changed',
+      },
+    ];
+  }
+  return error.conflicts.map((c) => ({
+    field: `${where(c.quota)}.match`,
+    message: `is the same pattern as quota "${c.owner ?? '(another)'}"`,
+  }));
 }

@@ -1,5 +1,5 @@
 import { UseGuards } from '@nestjs/common';
-import { Args, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
+import { Args, Int, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
 import { Actor } from '../graphql/actor.decorator';
 import { AdminAuthGuard } from '../graphql/auth.guard';
 import { asyncIterator } from '../graphql/async-iterator';
@@ -16,9 +16,17 @@ export class QuotaResolver {
     private readonly events: QuotaEvents,
   ) {}
 
-  @Query(() => [Quota], { description: 'The quotas the admin manages, by name.' })
-  quotas(): Promise<Quota[]> {
-    return this.service.list();
+  @Query(() => [Quota], {
+    description:
+      'The quotas the admin manages, by name: all of them, or a page: the first `first` ' +
+      '(1..1000) named after `after` (the last name of the previous page). A list of many ' +
+      'quotas costs more than one query may: page it.',
+  })
+  quotas(
+    @Args('first', { type: () => Int, nullable: true }) first?: number | null,
+    @Args('after', { type: () => String, nullable: true }) after?: string | null,
+  ): Promise<Quota[]> {
+    return this.service.list({ first: first ?? undefined, after: after ?? undefined });
   }
 
   @Query(() => Quota, { nullable: true })

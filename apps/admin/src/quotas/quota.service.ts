@@ -1,12 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { ControlPublisher } from '../control';
-import { notFoundError } from '../graphql/user-input-error';
-import { AdminStore } from '../store';
+import { notFoundError, userInputError } from '../graphql/user-input-error';
+import { AdminStore, MatchTakenError, type QuotaPage } from '../store';
 import { QuotaEvents } from './quota-events';
 import type { QuotaInput } from './quota.inputs';
 import { toQuota } from './quota-mapping';
-import { validateQuotaInput } from './quota-validation';
+import { matchTakenIssues, validateQuotaInput } from './quota-validation';
 import { QuotaChangeKind, type Quota } from './quota.types';
+
+/** The largest page of `quotas(first, after)`. */
+export const MAX_QUOTA_PAGE = 1000;
 
 /**
  * Quotas the admin manages: validated, stored with their audit entry in one transaction, then
@@ -21,8 +24,17 @@ export class QuotaService {
     private readonly events: QuotaEvents,
   ) {}
 
-  async list(): Promise<Quota[]> {
-    return (await this.store.quotas()).map(toQuota);
+  async list(page: QuotaPage = {}): Promise<Quota[]> {
+    const { first } = page;
+    if (
+      first !== undefined &&
+      !(Number.isInteger(first) && first >= 1 && first <= MAX_QUOTA_PAGE)
+    ) {
+      throw userInputError([
+        { field: 'first', message: `must be an integer 1..${MAX_QUOTA_PAGE}` },
+      ]);
+    }
+    return (await this.store.quotas(page)).map(toQuota);
   }
 
   async get(name: string): Promise<Quota | undefined> {
@@ -31,9 +43,11 @@ export class QuotaService {
   }
 
   async upsert(input: QuotaInput, actor: string): Promise<Quota> {
-    const others = (await this.store.quotas()).map((q) => q.spec);
-    const spec = validateQuotaInput(input, others);
-    const { after, changed } = await this.store.saveQuota(spec, actor);
+    const spec = validateQuotaInput(input);
+    const { after, changed } = await this.store.saveQuota(spec, actor).catch((error: unknown) => {
+      if (!(error instanceof MatchTakenError)) throw error;
+      throw userInputError(matchTakenIssues(error, () => 'input', 'input.match'));
+    });
     const quota = toQuota(after);
     // The same quota again changes nothing: no KV revision wakes the limiters, no event fires.
     if (!changed) return quota;

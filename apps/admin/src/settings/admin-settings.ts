@@ -2,6 +2,7 @@ import {
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
+  parsePositiveInt,
   readGoccSettings,
   type Env,
   type GoccSettings,
@@ -22,11 +23,19 @@ export interface AdminSettings {
   readonly readToken: string | undefined;
   /** NODE_ENV=production: no introspection, no GraphiQL. */
   readonly production: boolean;
+  /**
+   * ADMIN_OPERATION_TIMEOUT_MS: a query not answered by then answers OPERATION_TIMEOUT; a
+   * mutation starts no further root field after it.
+   */
+  readonly operationTimeoutMs: number;
   /** MAX_REQUESTS and friends: what a GoCC document imported without them falls back to. */
   readonly gocc: GoccSettings;
 }
 
 export const ADMIN_SETTINGS = Symbol('AdminSettings');
+
+export const DEFAULT_OPERATION_TIMEOUT_MS = 10_000;
+const MAX_OPERATION_TIMEOUT_MS = 600_000;
 
 /** Tokens are compared as given; whitespace around them is a copy-paste accident, not a secret. */
 function token(env: Env, name: string): string | undefined {
@@ -47,6 +56,12 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     adminToken: token(env, 'ADMIN_TOKEN'),
     readToken: token(env, 'ADMIN_READ_TOKEN'),
     production: env['NODE_ENV']?.trim() === 'production',
+    operationTimeoutMs: parsePositiveInt(
+      'ADMIN_OPERATION_TIMEOUT_MS',
+      env['ADMIN_OPERATION_TIMEOUT_MS'],
+      DEFAULT_OPERATION_TIMEOUT_MS,
+      MAX_OPERATION_TIMEOUT_MS,
+    ),
     gocc: readGoccSettings(env),
   };
 }

@@ -6,9 +6,11 @@ import type {
   QuotaSpec,
 } from '@app/contracts';
 import type { EntityManager } from '@mikro-orm/better-sqlite';
-import { Inject, Injectable } from '@nestjs/common';
+import { QueryOrder, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { STORE_CLOCK, type StoreClock } from './clock';
 import { AuditRow, ModelQuotaRow, ProviderRow, QuotaRow } from './entities';
+import { MatchTakenError, type MatchConflict } from './match-taken-error';
 import type { StoreOrm } from './orm-config';
 
 /** Injection token of the opened, migrated and seeded ORM (see StoreModule). */
@@ -50,6 +52,25 @@ export interface ImportResult {
   readonly changedProviders: ControlProvider[];
 }
 
+/** A page of quotas by name: the first `first` (all when absent) named after `after`. */
+export interface QuotaPage {
+  readonly first?: number;
+  readonly after?: string;
+}
+
+/**
+ * How many elements the list reads can answer at most, kept in memory so that a query's cost
+ * can be known before it runs (see apps/admin/src/graphql/query-cost.ts). Counts are exact after
+ * every write; the two maxima are upper bounds (exact at start, raised by writes, lowered only
+ * by the next start).
+ */
+export interface StoreSizes {
+  readonly quotas: number;
+  readonly limitsPerQuota: number;
+  readonly providers: number;
+  readonly modelsPerProvider: number;
+}
+
 /** Audit actions written by the store itself. */
 export const AUDIT_ACTIONS = {
   upsertQuota: 'upsertQuota',
@@ -83,7 +104,9 @@ function canonicalJson(value: unknown): string {
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function toQuota(row: QuotaRow): ControlQuota {
+type QuotaColumns = Pick<QuotaRow, 'spec' | 'version' | 'updatedAt'>;
+
+function toQuota(row: QuotaColumns): ControlQuota {
   return {
     spec: JSON.parse(row.spec) as QuotaSpec,
     version: row.version,
@@ -106,6 +129,28 @@ function toProvider(row: ProviderRow, models: readonly ModelQuotaRow[]): Control
   };
 }
 
+/**
+ * The imported quotas (`specs`, by name) whose pattern a stored quota the import leaves alone
+ * has, or an imported quota named earlier has.
+ */
+function matchConflicts(
+  rows: ReadonlyMap<string, QuotaRow>,
+  specs: ReadonlyMap<string, QuotaSpec>,
+): MatchConflict[] {
+  const owners = new Map<string, string>();
+  for (const row of rows.values()) {
+    if (row.match !== null && !specs.has(row.name)) owners.set(row.match, row.name);
+  }
+  const conflicts: MatchConflict[] = [];
+  for (const spec of specs.values()) {
+    if (spec.match === undefined) continue;
+    const owner = owners.get(spec.match);
+    if (owner === undefined) owners.set(spec.match, spec.name);
+    else conflicts.push({ quota: spec.name, match: spec.match, owner });
+  }
+  return conflicts;
+}
+
 function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
@@ -119,15 +164,31 @@ function parseJson(text: string | null): unknown {
  * so transactions of this process run one after the other instead of meeting SQLITE_BUSY.
  */
 @Injectable()
-export class AdminStore {
+export class AdminStore implements OnModuleInit {
+  private sizes: StoreSizes = { quotas: 0, limitsPerQuota: 0, providers: 0, modelsPerProvider: 0 };
+
   constructor(
     @Inject(STORE_ORM) private readonly orm: StoreOrm,
     @Inject(STORE_CLOCK) private readonly clock: StoreClock,
   ) {}
 
-  /** Sorted by name. */
-  quotas(): Promise<ControlQuota[]> {
-    return this.transaction((em) => this.readQuotas(em));
+  async onModuleInit(): Promise<void> {
+    this.sizes = await this.transaction(async (em) => {
+      const [row] = await em.execute<{ most: number | null }[]>(
+        "select max(json_array_length(`spec`, '$.limits')) as `most` from `quotas`",
+      );
+      return { ...(await this.counts(em)), limitsPerQuota: row?.most ?? 0 };
+    });
+  }
+
+  /** What the list reads can answer at most, now (no I/O). */
+  listSizes(): StoreSizes {
+    return this.sizes;
+  }
+
+  /** Sorted by name; `page` narrows them (all by default). */
+  quotas(page: QuotaPage = {}): Promise<ControlQuota[]> {
+    return this.transaction((em) => this.readQuotas(em, page));
   }
 
   quota(name: string): Promise<ControlQuota | undefined> {
@@ -157,9 +218,17 @@ export class AdminStore {
   /**
    * Creates (version 1) or replaces (version + 1) the quota `spec.name`; updatedAt = now.
    * A spec equal to the stored one (key order aside) changes nothing and writes no audit entry.
+   * Throws MatchTakenError, writing nothing, when another quota has `spec.match`: the check and
+   * the write are one transaction, so two writers of one pattern cannot both pass it.
    */
   saveQuota(spec: QuotaSpec, actor: string): Promise<Change<ControlQuota>> {
-    return this.transaction(async (em) => {
+    return this.sizing([spec], async (em) => {
+      if (spec.match !== undefined) {
+        const owner = await em.findOne(QuotaRow, { match: spec.match, name: { $ne: spec.name } });
+        if (owner !== null) {
+          throw new MatchTakenError([{ quota: spec.name, match: spec.match, owner: owner.name }]);
+        }
+      }
       const now = this.clock.now();
       const change = await this.putQuota(em, spec, now);
       if (change.changed) {
@@ -178,7 +247,7 @@ export class AdminStore {
 
   /** Answers the deleted quota, or undefined (and no audit entry) when there was none. */
   deleteQuota(name: string, actor: string): Promise<ControlQuota | undefined> {
-    return this.transaction(async (em) => {
+    return this.sizing([], async (em) => {
       const row = await em.findOne(QuotaRow, { name });
       if (row === null) return undefined;
       const before = toQuota(row);
@@ -201,7 +270,7 @@ export class AdminStore {
     enabled: boolean,
     actor: string,
   ): Promise<Change<ControlProvider>> {
-    return this.transaction(async (em) => {
+    return this.sizing([], async (em) => {
       const change = await this.putProvider(em, name, enabled, []);
       if (change.changed) {
         const now = this.clock.now();
@@ -224,7 +293,7 @@ export class AdminStore {
     model: ModelProfile,
     actor: string,
   ): Promise<Change<ControlProvider>> {
-    return this.transaction(async (em) => {
+    return this.sizing([], async (em) => {
       const change = await this.putProvider(em, provider, undefined, [model]);
       if (change.changed) {
         const now = this.clock.now();
@@ -246,9 +315,11 @@ export class AdminStore {
    * A quota named twice takes its last spec; a model named twice its last limits. Writes exactly
    * one audit entry (action importConfig, target the quota's or provider's name, before/after,
    * detail = summary) per quota or provider whose value changed, and nothing else.
+   * Throws MatchTakenError, writing nothing, when an imported quota would take the match pattern
+   * of a quota the import leaves alone (checked in the writing transaction, as saveQuota does).
    */
   importAll(input: ImportInput, actor: string, summary: string): Promise<ImportResult> {
-    return this.transaction(async (em) => {
+    return this.sizing(input.quotas, async (em) => {
       const now = this.clock.now();
       const changedQuotas: ControlQuota[] = [];
       const changedProviders: ControlProvider[] = [];
@@ -258,6 +329,18 @@ export class AdminStore {
       // One read and one flush for all quotas: a query or flush per quota would compute the
       // change set of every entity loaded so far, O(n^2) (5000 quotas took minutes).
       const rows = new Map((await em.find(QuotaRow, {})).map((row) => [row.name, row]));
+      const conflicts = matchConflicts(rows, specs);
+      if (conflicts.length > 0) throw new MatchTakenError(conflicts);
+      // The index is checked row by row: patterns moving between imported quotas (a swap) are
+      // released first, so no row meets the pattern it takes still held by another.
+      let released = false;
+      for (const spec of specs.values()) {
+        const row = rows.get(spec.name);
+        if (row === undefined || row.match === null || row.match === (spec.match ?? null)) continue;
+        row.match = null;
+        released = true;
+      }
+      if (released) await em.flush();
       for (const spec of specs.values()) {
         const change = this.applyQuota(em, rows.get(spec.name) ?? null, spec, now);
         if (!change.changed) continue;
@@ -341,14 +424,72 @@ export class AdminStore {
     });
   }
 
-  /** A fresh fork per call (never a shared identity map) and one transaction around `work`. */
-  private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(em));
+  /**
+   * A fresh fork per call (never a shared identity map) and one transaction around `work`.
+   * The unique index on quotas.match refusing a row (a writer this process does not see, such
+   * as a second admin on the same file) is a MatchTakenError too.
+   */
+  private async transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.orm.em.fork().transactional((em) => work(em));
+    } catch (error) {
+      if (
+        error instanceof UniqueConstraintViolationException &&
+        /quotas\.match/.test(error.message)
+      ) {
+        throw new MatchTakenError([]);
+      }
+      throw error;
+    }
   }
 
-  private async readQuotas(em: EntityManager): Promise<ControlQuota[]> {
-    const rows = await em.find(QuotaRow, {});
-    return rows.sort((a, b) => byString(a.name, b.name)).map(toQuota);
+  /**
+   * A write, then the sizes it leaves (`specs`: the quotas it may have written). The counts are
+   * read in the writing transaction and kept once it has committed.
+   */
+  private async sizing<T>(
+    specs: readonly QuotaSpec[],
+    work: (em: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    const { result, counts } = await this.transaction(async (em) => {
+      const done = await work(em);
+      await em.flush();
+      return { result: done, counts: await this.counts(em) };
+    });
+    let limitsPerQuota = this.sizes.limitsPerQuota;
+    for (const spec of specs) limitsPerQuota = Math.max(limitsPerQuota, spec.limits.length);
+    this.sizes = { ...counts, limitsPerQuota };
+    return result;
+  }
+
+  /** Three reads of an index or a small table each. */
+  private async counts(em: EntityManager): Promise<Omit<StoreSizes, 'limitsPerQuota'>> {
+    // em.execute: in the transaction's connection (the pool has one; another would wait forever).
+    const [row] = await em.execute<{ quotas: number; providers: number; models: number | null }[]>(
+      'select (select count(*) from `quotas`) as `quotas`, ' +
+        '(select count(*) from `providers`) as `providers`, ' +
+        '(select max(`n`) from (select count(*) as `n` from `model_quotas` group by `provider`)) as `models`',
+    );
+    return {
+      quotas: row?.quotas ?? 0,
+      providers: row?.providers ?? 0,
+      modelsPerProvider: row?.models ?? 0,
+    };
+  }
+
+  /**
+   * Plain rows, not entities: tracking 20 000 entities in an identity map costs several times
+   * the read itself, and nothing here changes them.
+   */
+  private async readQuotas(em: EntityManager, page: QuotaPage = {}): Promise<ControlQuota[]> {
+    const query = em
+      .createQueryBuilder(QuotaRow)
+      .select(['spec', 'version', 'updatedAt'])
+      .orderBy({ name: QueryOrder.ASC });
+    if (page.after !== undefined) query.where({ name: { $gt: page.after } });
+    if (page.first !== undefined) query.limit(page.first);
+    const rows = await query.execute<QuotaColumns[]>('all');
+    return rows.map(toQuota);
   }
 
   private async readProviders(em: EntityManager): Promise<ControlProvider[]> {
@@ -382,16 +523,21 @@ export class AdminStore {
     now: number,
   ): Change<ControlQuota> {
     const json = JSON.stringify(spec);
+    const match = spec.match ?? null;
     if (row === null) {
       const created = em.create(QuotaRow, {
         name: spec.name,
         spec: json,
+        match,
         version: 1,
         updatedAt: now,
       });
       return { after: toQuota(created), changed: true };
     }
     const before = toQuota(row);
+    // Also when nothing else changes: a row whose pattern the migration gave to another quota (a
+    // duplicate from before the column) takes it back once it is free.
+    row.match = match;
     if (canonicalJson(before.spec) === canonicalJson(JSON.parse(json))) {
       return { before, after: before, changed: false };
     }

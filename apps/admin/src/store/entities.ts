@@ -1,4 +1,4 @@
-import { Entity, PrimaryKey, PrimaryKeyProp, Property } from '@mikro-orm/core';
+import { Entity, PrimaryKey, PrimaryKeyProp, Property, Unique } from '@mikro-orm/core';
 
 /*
  * The admin's tables. Every column names its type in the decorator: the bundle (webpack) and the
@@ -15,6 +15,15 @@ export class QuotaRow {
   /** JSON of a QuotaSpec (from '@app/contracts'). */
   @Property({ type: 'text' })
   spec!: string;
+
+  /**
+   * The spec's `match`, NULL when it has none. Unique: two quotas with one pattern would make
+   * every limiter refuse the whole control set, so the database refuses the second one whatever
+   * the path that writes it.
+   */
+  @Property({ type: 'text', nullable: true })
+  @Unique({ name: 'quotas_match_unique' })
+  match: string | null = null;
 
   /** 1 on creation, +1 on every change. */
   @Property({ type: 'integer' })

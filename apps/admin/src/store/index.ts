@@ -6,7 +6,10 @@ export {
   type Change,
   type ImportInput,
   type ImportResult,
+  type QuotaPage,
+  type StoreSizes,
 } from './admin-store';
+export { MatchTakenError, type MatchConflict } from './match-taken-error';
 export { STORE_CLOCK, systemStoreClock, type StoreClock } from './clock';
 export { ADMIN_DATABASE_FILE, adminDatabasePath, openStoreOrm, type StoreOrm } from './orm-config';
 export { seedBuiltInProviders, type SeedResult } from './seed';

@@ -33,11 +33,34 @@ async function openStore(settings: StoreSettings, clock: StoreClock): Promise<St
     if (seeded.providers + seeded.models > 0) {
       log.log(`seeded ${seeded.providers} built-in providers and ${seeded.models} models`);
     }
+    for (const { name, pattern } of await quotasWithoutTheirPattern(orm)) {
+      log.warn(
+        `quota "${name}" has the match pattern ${JSON.stringify(pattern)} of another quota ` +
+          '(stored before patterns were unique): the limiters refuse the admin quotas until ' +
+          'one of the two is changed or deleted',
+      );
+    }
     return orm;
   } catch (error) {
     await orm.close(true);
     throw error;
   }
+}
+
+/**
+ * Quotas whose spec has a pattern their `match` column lacks: duplicates from before the unique
+ * column, whose pattern the migration gave to the first quota by name (see its migration).
+ */
+async function quotasWithoutTheirPattern(
+  orm: StoreOrm,
+): Promise<{ name: string; pattern: string }[]> {
+  return orm.em
+    .fork()
+    .getConnection()
+    .execute<{ name: string; pattern: string }[]>(
+      "select `name`, json_extract(`spec`, '$.match') as `pattern` from `quotas` " +
+        "where `match` is null and json_extract(`spec`, '$.match') is not null order by `name`",
+    );
 }
 
 /**
