@@ -113,6 +113,28 @@ describe('QuotaLayersService', () => {
     expect(limitOf('m')).toBe(2);
   });
 
+  it("serves a model's key by an admin quota whose match is the model's key, not by refusing the set", () => {
+    const set: ControlSet = {
+      quotas: [quota('my-gpt', 3, 'gpt-4o')],
+      providers: [
+        {
+          name: 'openai',
+          enabled: true,
+          models: [
+            { model: 'gpt-4o', maxRpm: 9, maxTpm: 0, maxRpd: 0 },
+            { model: 'o1', maxRpm: 8, maxTpm: 0, maxRpd: 0 },
+          ],
+        },
+      ],
+    };
+    expect(layers.setControl(set)).toBe(true);
+    expect(readiness.controlError).toBeUndefined();
+    expect(limiter.quotaSpecFor('gpt-4o')?.name).toBe('my-gpt');
+    expect(limitOf(undefined, 'gpt-4o')).toBe(3);
+    expect(limitOf('gpt-4o')).toBeUndefined(); // the model's own quota yields to the admin's
+    expect(limitOf('o1')).toBe(8);
+  });
+
   it('keeps the last good set when the engine refuses the composition', () => {
     expect(layers.setControl(control(quota('api', 100)))).toBe(true);
     // Entries are checked before they get here; a set built in code can still hold what the

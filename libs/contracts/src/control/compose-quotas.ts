@@ -7,7 +7,9 @@ import type { ControlSet } from './control-entries';
  * The quotas a limiter serves, in three layers:
  * 1. its own config (CONFIG_FILE, or the default quota from MAX_REQUESTS / WINDOW_MILLIS);
  * 2. the admin's quotas, which replace a config quota of the same name or add to them;
- * 3. the model quotas of enabled providers, unless a quota of layers 1-2 has the model's name.
+ * 3. the model quotas of enabled providers, unless a quota of layers 1-2 has the model's name or
+ *    claims the model's key with the same `match` (the model quota's match is its name): that
+ *    quota serves the model, and one pattern never names two quotas.
  * Once the admin has published provider profiles, its enabled flags and model limits decide;
  * the config's `providers:` list applies only to a limiter that has never heard from an admin.
  * `providerScope` is the scope of the model quotas (layer 3): a provider's limits are the
@@ -33,9 +35,11 @@ export function composeQuotas(
         )
       : providerQuotas(config.providers, builtIn, providerScope);
   const quotas = [...byName.values()];
+  const claimed = new Set<string>();
+  for (const q of quotas) if (q.match !== undefined) claimed.add(q.match);
   // A model two enabled providers both list is served once, by the first (by name).
   for (const model of models) {
-    if (byName.has(model.name)) continue;
+    if (byName.has(model.name) || claimed.has(model.match ?? model.name)) continue;
     byName.set(model.name, model);
     quotas.push(model);
   }
