@@ -3,6 +3,7 @@ import {
   encodeEntry,
   providerEntryKey,
   quotaEntryKey,
+  type ChangeOp,
   type ControlEntry,
   type ControlProvider,
   type ControlQuota,
@@ -17,14 +18,20 @@ import {
 } from '@nestjs/common';
 import type { KV, NatsConnection } from 'nats';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
+import { finishChange, readBucket, writeChange } from './bucket-change';
 import { errorMessage } from './error-message';
-import { inWindows } from './in-windows';
 import { NatsConnectionService } from './nats-connection.service';
 
 /** JetStream API calls (bucket lookup, put, get, delete) give up after this long. */
 const JETSTREAM_TIMEOUT_MS = 2_000;
 /** KV writes in flight at once during an import or a reconcile. */
 const PUBLISH_WINDOW = 64;
+/** A change part's largest value, and at most half the server's max_payload. */
+const PART_MAX_BYTES = 64 * 1024;
+/** NATS's default max_payload, when the server has not said. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+/** Reading the bucket gives up when no entry arrives for this long. */
+const READ_IDLE_MS = 5_000;
 /** After a failed write or reconcile while NATS is up, reconcile again this often until in sync. */
 const RETRY_RECONCILE_MS = 2_000;
 /** Shutdown waits at most this long for queued writes. */
@@ -38,21 +45,26 @@ const SHUTDOWN_WAIT_MS = 5_000;
 export type PublishOutcome =
   { readonly published: true } | { readonly published: false; readonly reason: string };
 
-/** A reconcile's outcome; `put` / `deleted` count the KV writes it needed. */
+/** A reconcile's outcome; `put` / `deleted` count the entries it changed (puts, deletes). */
 export type ReconcileOutcome =
   | { readonly published: true; readonly put: number; readonly deleted: number }
   | { readonly published: false; readonly reason: string };
 
+/** The bucket on one connection, and the size of change parts that connection's server takes. */
+interface OpenBucket {
+  readonly nc: NatsConnection;
+  readonly kv: KV;
+  readonly partBytes: number;
+}
+
 /** Where reconcile reads the admin's whole state (the SQLite store owns it). */
 export type ControlSetSource = () => Promise<ControlSet>;
 
-type KvOp =
-  | { readonly op: 'put'; readonly key: string; readonly value: string }
-  | { readonly op: 'delete'; readonly key: string };
-
 /**
  * Publishes the admin's quotas and provider profiles to the JetStream KV bucket the limiters
- * watch (`controlNames(prefix).bucket`, one entry per quota / provider, history 1).
+ * watch (`controlNames(prefix).bucket`, one entry per quota / provider, history 1). A write of
+ * one entry is one KV put or delete; several (an import, a reconcile) are one change the
+ * limiters apply whole (writeChange: parts, a commit, then the settle).
  *
  * Every KV operation, single writes and reconciles alike, runs through one FIFO queue, so writes
  * land in the order they were asked for (a put then a delete of the same key ends deleted) and a
@@ -69,7 +81,9 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   private readonly name: string;
   private source: ControlSetSource | undefined;
   private tail: Promise<unknown> = Promise.resolve();
-  private bucket: { readonly nc: NatsConnection; readonly kv: KV } | undefined;
+  private bucket: OpenBucket | undefined;
+  /** The bucket holds no trace of an unfinished change (known since it was last read). */
+  private clean = false;
   /** Something the caller stored is not (known to be) in the bucket: reconcile is owed. */
   private behind = false;
   /** Logged once per outage of JetStream writes, not once per write. */
@@ -122,29 +136,33 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   }
 
   publishQuota(quota: ControlQuota): Promise<PublishOutcome> {
-    return this.write(entryOp({ kind: 'quota', quota }));
-  }
-
-  /** Many entries (an import): one queued task, PUBLISH_WINDOW puts in flight. */
-  publishEntries(entries: readonly ControlEntry[]): Promise<PublishOutcome> {
-    return this.writeAll(entries.map(entryOp));
-  }
-
-  removeQuota(name: string): Promise<PublishOutcome> {
-    return this.write({ op: 'delete', key: quotaEntryKey(name) });
-  }
-
-  publishProvider(provider: ControlProvider): Promise<PublishOutcome> {
-    return this.write(entryOp({ kind: 'provider', provider }));
-  }
-
-  removeProvider(name: string): Promise<PublishOutcome> {
-    return this.write({ op: 'delete', key: providerEntryKey(name) });
+    return this.write([entryOp({ kind: 'quota', quota })]);
   }
 
   /**
-   * Makes the bucket hold exactly `set`: puts entries that are missing or differ, deletes keys
-   * that are not in it. Entries already equal are left alone (no revision, no watcher wake-up).
+   * Many entries (an import): one change, which the limiters apply whole. Resolves once it is in
+   * force (committed); its settle runs on in the queue before any later write.
+   */
+  publishEntries(entries: readonly ControlEntry[]): Promise<PublishOutcome> {
+    return this.write(entries.map(entryOp));
+  }
+
+  removeQuota(name: string): Promise<PublishOutcome> {
+    return this.write([[quotaEntryKey(name), null]]);
+  }
+
+  publishProvider(provider: ControlProvider): Promise<PublishOutcome> {
+    return this.write([entryOp({ kind: 'provider', provider })]);
+  }
+
+  removeProvider(name: string): Promise<PublishOutcome> {
+    return this.write([[providerEntryKey(name), null]]);
+  }
+
+  /**
+   * Makes the bucket hold exactly `set`: finishes what is left of an interrupted change, then
+   * puts entries that are missing or differ and deletes keys that are not in it, as one change
+   * when there are several. Entries already equal are left alone (no revision, no wake-up).
    */
   reconcile(set: ControlSet): Promise<ReconcileOutcome> {
     return this.enqueue(() => this.reconcileNow(set));
@@ -171,80 +189,98 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     await this.tail;
   }
 
-  private write(op: KvOp): Promise<PublishOutcome> {
-    return this.writeAll([op]);
-  }
-
-  private writeAll(ops: readonly KvOp[]): Promise<PublishOutcome> {
-    return this.enqueue(async (): Promise<PublishOutcome> => {
-      try {
-        const kv = await this.openBucket();
-        if (kv === undefined) {
-          this.behind = true;
-          return notPublished('NATS is not connected');
+  /**
+   * One queued task; the caller hears as soon as the write is in force (a change: committed),
+   * the queue moves on once it is settled.
+   */
+  private write(ops: readonly ChangeOp[]): Promise<PublishOutcome> {
+    return new Promise<PublishOutcome>((resolve) => {
+      void this.enqueue(async (): Promise<void> => {
+        try {
+          const bucket = await this.openBucket();
+          if (bucket === undefined) {
+            this.behind = true;
+            resolve(notPublished('NATS is not connected'));
+            return;
+          }
+          // Its parts would overwrite those of a change a dead admin left committed.
+          if (ops.length > 1 && !this.clean) await this.finishLeftovers(bucket.kv);
+          await writeChange(bucket.kv, ops, {
+            window: PUBLISH_WINDOW,
+            partBytes: bucket.partBytes,
+            committed: () => resolve({ published: true }),
+          });
+          this.recovered();
+        } catch (error) {
+          this.fellBehind(`control bucket write failed: ${errorMessage(error)}`);
+          resolve(notPublished(errorMessage(error)));
         }
-        await inWindows(ops, PUBLISH_WINDOW, async (op) => {
-          if (op.op === 'put') await kv.put(op.key, op.value);
-          else await kv.delete(op.key);
-        });
-        this.recovered();
-        return { published: true };
-      } catch (error) {
-        this.fellBehind(`control bucket write failed: ${errorMessage(error)}`);
-        return notPublished(errorMessage(error));
-      }
+      });
     });
   }
 
   private async reconcileNow(set: ControlSet): Promise<ReconcileOutcome> {
     try {
-      const kv = await this.openBucket();
-      if (kv === undefined) {
+      const bucket = await this.openBucket();
+      if (bucket === undefined) {
         this.behind = true;
         return notPublished('NATS is not connected');
       }
+      const served = await this.finishLeftovers(bucket.kv);
       const wanted = new Map<string, string>();
       for (const quota of set.quotas) addEntry(wanted, { kind: 'quota', quota });
       for (const provider of set.providers) addEntry(wanted, { kind: 'provider', provider });
 
-      const present: string[] = [];
-      for await (const key of await kv.keys()) present.push(key);
-
-      let put = 0;
-      let deleted = 0;
-      await inWindows([...wanted], PUBLISH_WINDOW, async ([key, value]) => {
-        const entry = await kv.get(key);
-        if (entry !== null && entry.operation === 'PUT' && entry.string() === value) return;
-        await kv.put(key, value);
-        put++;
-      });
-      const unwanted = present.filter((key) => !wanted.has(key));
-      await inWindows(unwanted, PUBLISH_WINDOW, async (key) => {
-        await kv.delete(key);
-        deleted++;
+      const puts: ChangeOp[] = [];
+      for (const [key, value] of wanted) {
+        if (served.get(key)?.raw !== value) puts.push([key, value]);
+      }
+      const deletes = [...served.keys()]
+        .filter((key) => !wanted.has(key))
+        .map((key): ChangeOp => [key, null]);
+      await writeChange(bucket.kv, [...puts, ...deletes], {
+        window: PUBLISH_WINDOW,
+        partBytes: bucket.partBytes,
       });
       this.behind = false;
       this.recovered();
-      if (put + deleted > 0) {
-        this.logger.log(`control bucket reconciled: ${put} put, ${deleted} deleted`);
+      if (puts.length + deletes.length > 0) {
+        this.logger.log(`control bucket reconciled: ${puts.length} put, ${deletes.length} deleted`);
       }
-      return { published: true, put, deleted };
+      return { published: true, put: puts.length, deleted: deletes.length };
     } catch (error) {
       this.fellBehind(`control bucket reconcile failed: ${errorMessage(error)}`);
       return notPublished(errorMessage(error));
     }
   }
 
+  /**
+   * Reads the bucket as the limiters serve it and finishes (or clears) what an interrupted
+   * change left there; answers the entries served, now all under their own keys.
+   */
+  private async finishLeftovers(kv: KV): Promise<ReadonlyMap<string, { readonly raw: string }>> {
+    const read = await readBucket(kv, READ_IDLE_MS);
+    const rewritten = await finishChange(kv, read, PUBLISH_WINDOW);
+    if (rewritten > 0) {
+      this.logger.log(`finished a change left committed: ${rewritten} entries written`);
+    }
+    this.clean = true;
+    return read.view.entries;
+  }
+
   /** The bucket on the current connection, created when missing; undefined while NATS is down. */
-  private async openBucket(): Promise<KV | undefined> {
+  private async openBucket(): Promise<OpenBucket | undefined> {
     const nc = this.nats.connection;
     if (nc === undefined) return undefined;
-    if (this.bucket?.nc === nc) return this.bucket.kv;
+    if (this.bucket?.nc === nc) return this.bucket;
     const kv = await nc
       .jetstream({ timeout: JETSTREAM_TIMEOUT_MS })
       .views.kv(this.name, { history: 1, timeout: JETSTREAM_TIMEOUT_MS });
-    this.bucket = { nc, kv };
-    return kv;
+    const maxPayload = nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+    this.bucket = { nc, kv, partBytes: Math.min(PART_MAX_BYTES, Math.floor(maxPayload / 2)) };
+    // Not read on this connection yet: it may hold what a dead admin left of a change.
+    this.clean = false;
+    return this.bucket;
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -283,9 +319,9 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function entryOp(entry: ControlEntry): KvOp {
+function entryOp(entry: ControlEntry): ChangeOp {
   const { key, value } = encodeEntry(entry);
-  return { op: 'put', key, value };
+  return [key, value];
 }
 
 function addEntry(into: Map<string, string>, entry: ControlEntry): void {

@@ -1,4 +1,11 @@
-import { encodeEntry, type ControlProvider, type ControlQuota } from '@app/contracts';
+import {
+  CHANGE_COMMIT_KEY,
+  changePartKey,
+  encodeChange,
+  encodeEntry,
+  type ControlProvider,
+  type ControlQuota,
+} from '@app/contracts';
 import { ControlEntries } from './control-entries';
 
 const quota = (name: string, limit = 10): ControlQuota => ({
@@ -87,5 +94,49 @@ describe('ControlEntries', () => {
     entries.remove(keyOf(quota('a')));
     expect(entries.endSnapshot()).toEqual([]);
     expect(entries.size).toBe(0);
+  });
+});
+
+describe('ControlEntries with a change of many entries', () => {
+  const change = (ops: [string, string | null][]) => {
+    const { parts, commit } = encodeChange('c1', ops, 300);
+    return { parts: parts.map((part, i) => [changePartKey(i), part] as const), commit };
+  };
+
+  it('serves none of it until its commit, then all of it in one step', () => {
+    const entries = new ControlEntries();
+    putQuota(entries, quota('kept', 1));
+    putQuota(entries, quota('dropped', 1));
+    entries.takeChanged();
+    const imported = Array.from({ length: 10 }, (_, i) => quota(`imp-${i}`, i + 1));
+    const { parts, commit } = change([
+      ...imported.map((q) => {
+        const { key, value } = encodeEntry({ kind: 'quota', quota: q });
+        return [key, value] as [string, string];
+      }),
+      [keyOf(quota('dropped')), null],
+    ]);
+    expect(parts.length).toBeGreaterThan(2);
+    for (const [key, value] of parts) expect(entries.put(key, value)).toBeUndefined();
+    expect(entries.takeChanged()).toBe(false);
+    expect(entries.toSet().quotas.map((q) => q.spec.name)).toEqual(['dropped', 'kept']);
+
+    expect(entries.put(CHANGE_COMMIT_KEY, commit)).toBeUndefined();
+    expect(entries.takeChanged()).toBe(true);
+    expect(entries.toSet().quotas).toEqual(
+      [...imported, quota('kept', 1)].sort((a, b) => (a.spec.name < b.spec.name ? -1 : 1)),
+    );
+  });
+
+  it('reports the entries of a part it refuses, and serves the others at the commit', () => {
+    const entries = new ControlEntries();
+    const { parts, commit } = change([
+      [keyOf(quota('good')), JSON.stringify(quota('good'))],
+      [keyOf(quota('bad')), '{"spec":{"name":"bad"},"version":0}'],
+    ]);
+    const problems = parts.map(([key, value]) => entries.put(key, value)).join();
+    expect(problems).toContain('version');
+    entries.put(CHANGE_COMMIT_KEY, commit);
+    expect(entries.toSet().quotas).toEqual([quota('good')]);
   });
 });

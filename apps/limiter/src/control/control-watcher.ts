@@ -1,4 +1,4 @@
-import type { ControlSet } from '@app/contracts';
+import { changePartIndex, type ControlSet } from '@app/contracts';
 import { Events, type KvEntry, type NatsConnection, type QueuedIterator } from 'nats';
 import { Pause, within } from './bounded';
 import type { ControlEntries } from './control-entries';
@@ -41,7 +41,8 @@ function isMissingBucket(error: unknown): boolean {
  * - A watch of every key first replays the bucket (the last value of each key); only once that
  *   replay is complete does the set replace the one in force, so a half-read bucket never drops
  *   quotas. After it, changes are applied coalesced: everything that arrived before the next
- *   setImmediate goes in force in one step, so an import of many entries costs few recompositions.
+ *   setImmediate goes in force in one step. A change of many entries (an import) is held until
+ *   its commit and goes in force whole (ControlEntries, BucketView): never half of it.
  * - The watch is opened again, on a fresh replay, when its iterator ends (an error, a deleted
  *   bucket), when NATS reconnects (the server may have lost the watch's consumer), and when a
  *   replay does not complete in time.
@@ -60,6 +61,8 @@ export class ControlWatcher {
   private flushing: NodeJS.Immediate | undefined;
   /** The current watch has replayed the bucket: its changes go in force. */
   private replayed = false;
+  /** The current watch's replay has been put in force (later flushes only carry changes). */
+  private applied = false;
 
   constructor(
     private readonly bucket: string,
@@ -155,6 +158,7 @@ export class ControlWatcher {
     );
     if (this.stopped || this.nc !== nc) return false;
     this.replayed = false;
+    this.applied = false;
     this.entries.beginSnapshot();
     const replayed = (): void => {
       if (this.replayed) return;
@@ -186,6 +190,9 @@ export class ControlWatcher {
         // says so itself (nothing pending behind it).
         if (entry.delta === 0) replayed();
         if (this.replayed) this.schedule();
+        // A change part is read whole on arrival (hundreds of entries): one per event-loop turn,
+        // so requests are served between parts.
+        if (changePartIndex(entry.key) !== undefined) await nextTurn();
       }
     } finally {
       clearTimeout(deadline);
@@ -233,9 +240,16 @@ export class ControlWatcher {
     if (dropped.length > 0) {
       this.log.log(`control entries deleted while not watching: ${dropped.join(', ')}`);
     }
-    this.events.set(this.entries.toSet());
+    // Entries equal to those in force (an admin settling a change) and change parts held
+    // until their commit change nothing: no set to compose.
+    if (this.entries.takeChanged() || !this.applied) this.events.set(this.entries.toSet());
+    this.applied = true;
     this.events.synced(true);
   }
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function describe(error: unknown): string {
