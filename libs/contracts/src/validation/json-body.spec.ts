@@ -1,3 +1,4 @@
+import { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../messages/limits';
 import { parseJsonBody } from './json-body';
 import {
   parseAcquireJson,
@@ -64,5 +65,65 @@ describe('JSON bodies', () => {
     expect(parseUsageJson('{"key":"a","cost":{"tokens":1}}')).toMatchObject({ ok: true });
     expect(parseStatsJson('{"key":"a"}')).toMatchObject({ ok: true });
     expect(parseStatsJson('{')).toMatchObject({ ok: false, field: 'body' });
+  });
+});
+
+const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('the shape of a JSON body, checked before parsing', () => {
+  it(`takes ${MAX_JSON_DEPTH} levels and refuses one more, naming the body`, () => {
+    expect(parseJsonBody(nested(MAX_JSON_DEPTH))).toMatchObject({ ok: true });
+    expect(parseJsonBody(nested(MAX_JSON_DEPTH + 1))).toEqual({
+      ok: false,
+      field: 'body',
+      reason: `body: is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    });
+  });
+
+  it('refuses 1 MiB of nested arrays, as bytes too', () => {
+    const half = 512 * 1024;
+    expect(parseAcquireJson(Buffer.from(nested(half)))).toMatchObject({ ok: false, field: 'body' });
+    expect(parseAcquireJson(`{"key":"k","x":${nested(half)}}`)).toMatchObject({
+      ok: false,
+      field: 'body',
+    });
+  });
+
+  it('does not count brackets, braces or colons inside strings, escaped quotes included', () => {
+    const noise = `${'[{:'.repeat(5000)}\\"\\\\`;
+    expect(parseAcquireJson(`{"key":"k","note":"${noise}"}`)).toMatchObject({ ok: true });
+    expect(parseJsonBody(`["\\\\", ${nested(MAX_JSON_DEPTH - 1)}]`)).toMatchObject({ ok: true });
+  });
+
+  it(`refuses more than ${MAX_JSON_CONTAINERS} objects and arrays in all, however shallow`, () => {
+    const many = (n: number): string => `[${Array.from({ length: n - 1 }, () => '[]').join(',')}]`;
+    expect(parseJsonBody(many(MAX_JSON_CONTAINERS))).toMatchObject({ ok: true });
+    expect(parseJsonBody(many(MAX_JSON_CONTAINERS + 1))).toEqual({
+      ok: false,
+      field: 'body',
+      reason: `body: has more than ${MAX_JSON_CONTAINERS} objects and arrays`,
+    });
+  });
+
+  it(`refuses an object of more than ${MAX_JSON_MEMBERS} members`, () => {
+    const object = (n: number): string =>
+      `{${Array.from({ length: n }, (_, i) => `"m${i}":{"a":1,"b":2}`).join(',')}}`;
+    expect(parseJsonBody(object(MAX_JSON_MEMBERS))).toMatchObject({ ok: true });
+    expect(parseJsonBody(object(MAX_JSON_MEMBERS + 1))).toEqual({
+      ok: false,
+      field: 'body',
+      reason: `body: has an object of more than ${MAX_JSON_MEMBERS} members`,
+    });
+  });
+
+  it('still takes a batch of 1 000 entries, each with a cost of several units', () => {
+    const requests = Array.from({ length: 1000 }, (_, i) => ({
+      key: `user-${i}`,
+      quota: 'api',
+      cost: { requests: 1, tokens: 100, images: 2 },
+      requestId: `r-${i}`,
+    }));
+    const result = parseBatchJson(Buffer.from(JSON.stringify({ requests })));
+    expect(result.ok && result.value.length).toBe(1000);
   });
 });

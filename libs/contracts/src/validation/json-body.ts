@@ -1,3 +1,4 @@
+import { jsonShapeProblem } from './json-shape';
 import { BODY_FIELD, fieldFailure, type ParseResult } from './parse-result';
 
 const utf8 = new TextDecoder('utf-8');
@@ -8,10 +9,21 @@ function decode(bytes: Uint8Array): string {
   return Buffer.isBuffer(bytes) ? bytes.toString('utf8') : utf8.decode(bytes);
 }
 
-/** Decodes and parses a JSON body; any failure is reported against the field `body`. */
+/**
+ * Parses a JSON body (HTTP or NATS). A body nested too deeply or holding too many objects is
+ * refused before JSON.parse sees it (json-shape.ts). Any failure is reported against the field
+ * `body`.
+ */
 export function parseJsonBody(body: string | Uint8Array): ParseResult<unknown> {
-  let text = typeof body === 'string' ? body : decode(body);
-  if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const shape = jsonShapeProblem(bytes);
+  if (shape !== undefined) return fieldFailure(BODY_FIELD, shape);
+  return parseJsonText(typeof body === 'string' ? body : decode(body));
+}
+
+/** JSON.parse of a text whose shape was checked. */
+function parseJsonText(body: string): ParseResult<unknown> {
+  const text = body.charCodeAt(0) === BYTE_ORDER_MARK ? body.slice(1) : body;
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
