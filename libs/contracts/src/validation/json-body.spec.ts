@@ -51,14 +51,6 @@ describe('JSON bodies', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('turns invalid UTF-8 into U+FFFD rather than failing the parse', () => {
-    const bytes = Buffer.concat([Buffer.from('{"key":"a'), Buffer.from([0xff]), Buffer.from('"}')]);
-    expect(parseAcquireJson(bytes)).toEqual({
-      ok: true,
-      value: { key: 'a\ufffd', cost: { requests: 1 } },
-    });
-  });
-
   it('offers a JSON variant of every message', () => {
     expect(parseBatchJson('{"requests":[{"key":"a"}]}')).toMatchObject({ ok: true });
     expect(parseReleaseJson('{"key":"a","requestId":"r"}')).toMatchObject({ ok: true });
@@ -68,7 +60,53 @@ describe('JSON bodies', () => {
   });
 });
 
+/** Bytes as written: `\xff` is the byte 0xff, not the character U+00FF. */
+const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('JSON bodies that are not valid UTF-8', () => {
+  it.each<[string, string, string]>([
+    ['in the key', '{"key":"q-\xff\xfe"}', 'key'],
+    ['in the key, reversed', '{"key":"q-\xfe\xff"}', 'key'],
+    ['a truncated sequence', '{"key":"caf\xc3"}', 'key'],
+    ['an overlong form of "/"', '{"key":"a\xc0\xafb"}', 'key'],
+    ['an encoded surrogate', '{"key":"\xed\xa0\x80"}', 'key'],
+    ['above U+10FFFF', '{"key":"\xf4\x90\x80\x80"}', 'key'],
+    ['in the quota', '{"key":"k","quota":"q\xff"}', 'quota'],
+    ['in a cost unit', '{"key":"k","cost":{"tok\xffens":1}}', 'cost["tok\\udcffens"]'],
+    ['in a field the message ignores', '{"key":"k","note":"\x80"}', 'note'],
+    ['in a member name', '{"key":"k","n\xff":1}', '["n\\udcff"]'],
+    ['outside any string', '{"key":"k"}\xff', 'body'],
+  ])('refuses invalid UTF-8 (%s)', (_label, body, field) => {
+    const result = parseAcquireJson(bytes(body));
+    expect(result).toMatchObject({ ok: false, field });
+    expect(result.ok ? '' : result.reason.slice(field.length)).toMatch(
+      /^: must be valid UTF-8 \(invalid byte 0x[0-9a-f]{2} at offset \d+\)$/,
+    );
+  });
+
+  it('names the entry of a batch that holds them', () => {
+    expect(parseBatchJson(bytes('{"requests":[{"key":"a"},{"key":"b\xff"}]}'))).toMatchObject({
+      ok: false,
+      field: 'requests[1].key',
+    });
+  });
+
+  it('keeps a valid key with U+FFFD in it, distinct from the refused ones', () => {
+    expect(parseAcquireJson(Buffer.from('{"key":"q-\ufffd\ufffd"}'))).toEqual({
+      ok: true,
+      value: { key: 'q-\ufffd\ufffd', cost: { requests: 1 } },
+    });
+  });
+
+  it('takes every valid sequence length, astral characters included', () => {
+    const key = 'a\u00e9\u20ac\u{1f600}';
+    expect(parseAcquireJson(Buffer.from(JSON.stringify({ key })))).toMatchObject({
+      ok: true,
+      value: { key },
+    });
+  });
+});
 
 describe('the shape of a JSON body, checked before parsing', () => {
   it(`takes ${MAX_JSON_DEPTH} levels and refuses one more, naming the body`, () => {
