@@ -57,6 +57,7 @@ export class LimiterService implements OnModuleDestroy {
   private armedAt = Infinity;
   /** Set by drain(): from then on every operation answers UNAVAILABLE. */
   private drainDeadline: number | undefined;
+  private readonly drainListeners: (() => void)[] = [];
   private readonly observers: DecisionObserver[] = [];
   private changes = 0;
   /** Cluster scope, when REDIS_URL(S) is set: those quotas are decided in Redis. */
@@ -297,15 +298,27 @@ export class LimiterService implements OnModuleDestroy {
     return this.engine.resolve(quota, key);
   }
 
+  /** `listener` runs once, when the drain starts (the transports stop accepting then). */
+  onDrain(listener: () => void): void {
+    this.drainListeners.push(listener);
+  }
+
   /**
-   * SIGTERM: stops taking requests (every operation answers UNAVAILABLE from now on) and answers
-   * every waiter. Returns the instant (epoch ms) by which the transports must have answered or
-   * closed what is still in flight: DRAIN_TIMEOUT_MS after the first call; later calls (each
-   * transport makes one) get the same instant.
+   * SIGTERM: stops taking requests (every operation answers UNAVAILABLE from now on), tells the
+   * drain listeners, and answers every waiter. Returns the instant (epoch ms) by which the
+   * transports must have answered or closed what is still in flight: DRAIN_TIMEOUT_MS after the
+   * first call; later calls get the same instant.
    */
   drain(): number {
     if (this.drainDeadline !== undefined) return this.drainDeadline;
     this.drainDeadline = Date.now() + this.settings.drainTimeoutMs;
+    for (const listener of this.drainListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log.error(`drain listener failed: ${String(error)}`);
+      }
+    }
     this.engine.drain(this.clock.now(), 'UNAVAILABLE', SHUTTING_DOWN);
     return this.drainDeadline;
   }
