@@ -11,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
-import { natsAcquire, waitReady, type Json } from './support/limiter-http';
+import { freezableProxy, type FreezableProxy } from './support/freezable-proxy';
+import { configFile, natsAcquire, waitReady, type Json } from './support/limiter-http';
 import { waitUntil } from './support/nats-process';
+import { privateRedis, type RedisProcess } from './support/redis-process';
 import {
   headRead,
   openRaw,
@@ -290,5 +292,59 @@ describe('requests completed while draining (issue 11 point 10)', () => {
       });
     }
     expect(await exited).toBe(0);
+  });
+});
+
+describe('SIGTERM while Redis hangs (cluster scope, REDIS_TIMEOUT_MS=30000, DRAIN_TIMEOUT_MS=1500)', () => {
+  const prefix = uniquePrefix();
+  const dataDir = mkdtempSync(join(tmpdir(), 'limiter-hung-'));
+  let redis: RedisProcess | undefined;
+  let proxy: FreezableProxy | undefined;
+  let limiter: LimiterProcess | undefined;
+  let nc: NatsConnection | undefined;
+
+  afterAll(async () => {
+    await limiter?.stop('SIGKILL');
+    await nc?.close();
+    await proxy?.close();
+    await redis?.kill();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers a NATS request stuck in Redis UNAVAILABLE by the deadline and exits 0', async () => {
+    redis = await privateRedis();
+    proxy = await freezableProxy(redis.port);
+    const quota = {
+      name: 'hung',
+      match: 'hung-*',
+      scope: 'cluster',
+      onStoreFailure: 'closed',
+      limits: [{ name: 'rph', limit: 100, window: '1h' }],
+    };
+    limiter = await startLimiter({
+      NATS_URL: SHARED_NATS,
+      NATS_SUBJECT_PREFIX: prefix,
+      NATS_QUEUE_GROUP: `q-${randomUUID()}`,
+      DATA_DIR: dataDir,
+      CONFIG_FILE: configFile(dataDir, [quota]),
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      REDIS_TIMEOUT_MS: '30000',
+      DRAIN_TIMEOUT_MS: '1500',
+    });
+    await waitReady(limiter, 'ready');
+    nc = await connect({ servers: SHARED_NATS });
+    const key = `hung-${randomUUID()}`;
+    expect(await natsAcquire(nc, `${prefix}.acquire`, { key })).toMatchObject({ allowed: true });
+
+    proxy.freeze();
+    const stuck = natsAcquire(nc, `${prefix}.acquire`, { key, requestId: 'stuck' });
+    // In the limiter, waiting on Redis: 30 s before REDIS_TIMEOUT_MS would answer it.
+    await waitUntil('the request to be sent to Redis', () => proxy!.held().includes('stuck'));
+    const started = Date.now();
+    const exitCode = await limiter.stop('SIGTERM');
+
+    expect(exitCode).toBe(0);
+    expect(Date.now() - started).toBeLessThan(1_500 + 10_000);
+    expect(await stuck).toMatchObject({ allowed: false, code: 'UNAVAILABLE' });
   });
 });

@@ -23,6 +23,7 @@ import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nes
 import type { ClusterQuotaEntry } from '../cluster/cluster-decision';
 import { ClusterScope } from '../cluster/cluster-scope';
 import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
+import { finishesWithin } from './deadline';
 import type { MaybeAsync } from './maybe-async';
 import { SHUTTING_DOWN, SHUTTING_DOWN_OUTCOME, shuttingDownDecision } from './shutting-down';
 import { RedisPool } from '../cluster/redis-pool';
@@ -324,8 +325,12 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.drain();
-    await this.cluster?.close();
+    const deadline = this.drain();
+    // Answers cluster waiters at once, then quits Redis politely; a hung Redis must not hold
+    // the shutdown past its deadline (the process exits, which closes the sockets anyway).
+    if (this.cluster !== undefined) {
+      await finishesWithin(this.cluster.close(), deadline - Date.now());
+    }
     clearTimeout(this.timer);
     this.timer = undefined;
     this.armedAt = -Infinity; // never re-arm after shutdown
