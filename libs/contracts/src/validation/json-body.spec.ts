@@ -133,6 +133,22 @@ describe('the shape of a JSON body, checked before parsing', () => {
     expect(parseJsonBody(`["\\\\", ${nested(MAX_JSON_DEPTH - 1)}]`)).toMatchObject({ ok: true });
   });
 
+  it('finds where every string ends, whatever its length and wherever its escapes fall', () => {
+    for (let length = 0; length <= 100; length++) {
+      for (const escape of ['\\\\', '\\"', '\\u005b']) {
+        const text = `${'['.repeat(length)}${escape}${'{'.repeat(3)}`;
+        // Brackets in the string do not count; the ones after it do.
+        expect(parseJsonBody(`{"a":"${text}","b":${nested(MAX_JSON_DEPTH - 1)}}`)).toMatchObject({
+          ok: true,
+        });
+        expect(parseJsonBody(`{"a":"${text}","b":${nested(MAX_JSON_DEPTH)}}`)).toMatchObject({
+          ok: false,
+          field: 'body',
+        });
+      }
+    }
+  });
+
   it(`refuses more than ${MAX_JSON_CONTAINERS} objects and arrays in all, however shallow`, () => {
     const many = (n: number): string => `[${Array.from({ length: n - 1 }, () => '[]').join(',')}]`;
     expect(parseJsonBody(many(MAX_JSON_CONTAINERS))).toMatchObject({ ok: true });

@@ -28,12 +28,7 @@ export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
   for (let i = 0; i < length; i++) {
     const c = bytes[i]!;
     if (c === QUOTE) {
-      // Skip the string; a backslash escapes the byte after it.
-      for (i++; i < length; i++) {
-        const inside = bytes[i]!;
-        if (inside === BACKSLASH) i++;
-        else if (inside === QUOTE) break;
-      }
+      i = closingQuote(bytes, i + 1);
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
       if (++containers > MAX_JSON_CONTAINERS) {
@@ -49,4 +44,35 @@ export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
     }
   }
   return undefined;
+}
+
+/** A string is read this many bytes at a time in a loop, then searched natively for a quote. */
+const STRIDE = 32;
+
+/**
+ * The index of the quote that closes a string whose content starts at `from` (length if none).
+ * Short strings (keys, names) end within the first stride; a long one costs one native search
+ * per quote found plus a stride, so neither 1 MiB of text nor 1 MiB of `\"` is read byte by byte
+ * in a loop that calls out for each quote.
+ */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  const length = bytes.length;
+  let i = from;
+  for (;;) {
+    const end = Math.min(length, i + STRIDE);
+    for (; i < end; i++) {
+      const c = bytes[i]!;
+      if (c === BACKSLASH)
+        i++; // escapes the byte after it
+      else if (c === QUOTE) return i;
+    }
+    if (i >= length) return length;
+    const quote = bytes.indexOf(QUOTE, i);
+    if (quote === -1) return length;
+    // Escaped only after an odd run of backslashes (bytes before `i` are accounted for already).
+    let run = 0;
+    while (quote - run - 1 >= i && bytes[quote - run - 1] === BACKSLASH) run++;
+    if (run % 2 === 0) return quote;
+    i = quote + 1;
+  }
 }
