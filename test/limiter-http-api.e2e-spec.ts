@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LimiterService } from '../apps/limiter/src/engine-host/limiter.service';
 import { ReadinessService } from '../apps/limiter/src/engine-host/readiness.service';
 import { eventually, startInProcessLimiter, type RunningApp } from './support/in-process-limiter';
 import { awayFromWindowEnd } from './support/window';
@@ -370,30 +369,5 @@ describe('GET /readyz (NATS_URL empty)', () => {
     } finally {
       readiness.configLoaded = true;
     }
-  });
-});
-
-describe('while the limiter drains', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({});
-  });
-
-  afterAll(async () => {
-    await running?.app.close();
-  });
-
-  it('answers 503 UNAVAILABLE on /v1/acquire and /rate/:key', async () => {
-    running.app.get(LimiterService).drain();
-
-    const api = await postJson(`${running.url}/v1/acquire`, { key: freshKey() });
-    const gocc = await fetch(`${running.url}/rate/${freshKey()}`, { method: 'POST' });
-
-    expect(api.status).toBe(503);
-    expect(await api.json()).toMatchObject({ allowed: false, code: 'UNAVAILABLE' });
-    expect(api.headers.get('retry-after')).toBe('1');
-    expect(gocc.status).toBe(503);
-    expect(await gocc.text()).toMatch(/shutting down/);
   });
 });

@@ -9,14 +9,16 @@ export interface Child {
 
 export { freePort } from '../../test/support/limiter-process';
 
-/** Starts `node args...`; resolves once `ready()` says so (bounded). */
+/** Starts `node args...` (in `cwd`); resolves once `ready()` says so (bounded). */
 export async function startNode(
   args: string[],
   env: Record<string, string>,
   ready: (output: string) => boolean | Promise<boolean>,
   timeoutMs = 30_000,
+  cwd?: string,
 ): Promise<Child> {
   const child = spawn(process.execPath, args, {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,7 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { answerRoutingError } from './http/http-errors';
+import { answerClientError, answerRoutingError } from './http/http-errors';
 import { MAX_PATH_PARAM_LENGTH } from './http/http-limits';
 
 /** Builds the limiter on Fastify without listening; main.ts and the end-to-end tests share it. */
@@ -16,6 +16,11 @@ export function createLimiterApp(
     skipMiddie: true,
     // A malformed percent-encoding in a key is answered naming the field, like any bad input.
     frameworkErrors: answerRoutingError,
+    // So are requests Node's parser refuses or times out (HttpServerService sets the timeouts).
+    clientErrorHandler: answerClientError,
+    // While draining, requests are answered by the routes (UNAVAILABLE in each route's shape),
+    // never by Fastify's own 503 body.
+    return503OnClosing: false,
   });
   return NestFactory.create<NestFastifyApplication>(AppModule, adapter, options);
 }

@@ -1,10 +1,15 @@
 import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createLimiterApp } from './app';
 import { limiterListenConfig } from './config';
+import { LimiterService } from './engine-host/limiter.service';
 
 async function bootstrap(): Promise<void> {
   const config = limiterListenConfig();
   const app = await createLimiterApp({ logger: config.logLevels });
+  // The drain starts at the signal: stop accepting, answer the waiters, start the drain deadline.
+  // Registered first, so it runs before Nest's shutdown hooks, which go module by module.
+  const limiter = app.get(LimiterService);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => limiter.drain());
   // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
   app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
     useProcessExit: true,

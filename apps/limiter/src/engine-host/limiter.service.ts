@@ -10,7 +10,6 @@ import {
 import {
   Engine,
   PendingAcquire,
-  refusal,
   systemClock,
   type Clock,
   type Decision,
@@ -25,7 +24,9 @@ import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nes
 import type { ClusterQuotaEntry } from '../cluster/cluster-decision';
 import { ClusterScope } from '../cluster/cluster-scope';
 import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
+import { finishesWithin } from './deadline';
 import type { MaybeAsync } from './maybe-async';
+import { SHUTTING_DOWN, SHUTTING_DOWN_OUTCOME, shuttingDownDecision } from './shutting-down';
 import { RedisPool } from '../cluster/redis-pool';
 import type { DecisionOp } from '../cluster/redis-quota-store';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
@@ -49,7 +50,6 @@ export const CLOCK = Symbol('Clock');
 
 /** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
 const SWEEP_MS = 250;
-const SHUTTING_DOWN = 'the limiter is shutting down';
 /** At most this many distinct GoCC client overrides (maxRequests, maxRequestsInQueue) live at once. */
 const MAX_OVERRIDES = 256;
 
@@ -67,7 +67,9 @@ export class LimiterService implements OnModuleDestroy {
   private readonly overrides = new Map<string, QuotaSpec>();
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
-  private closing = false;
+  /** Set by drain(): from then on every operation answers UNAVAILABLE. */
+  private drainDeadline: number | undefined;
+  private readonly drainListeners: (() => void)[] = [];
   private readonly observers: DecisionObserver[] = [];
   private changes = 0;
   /** Cluster scope, when REDIS_URL(S) is set: those quotas are decided in Redis. */
@@ -126,13 +128,13 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   get isClosing(): boolean {
-    return this.closing;
+    return this.drainDeadline !== undefined;
   }
 
   /** Decides one request; a request that waits resolves later, in FIFO order, or on `signal`. */
   acquire(input: NormalisedAcquire, signal?: AbortSignal): Decision | Promise<Decision> {
     const started = performance.now();
-    if (this.closing) return this.report(this.unavailable(input), started);
+    if (this.isClosing) return this.report(shuttingDownDecision(input), started);
     const clustered = this.clusterEntry(input.quota, input.key);
     if (clustered !== undefined) {
       return this.cluster!.acquire(clustered, input, signal).then((d) => this.report(d, started));
@@ -152,6 +154,7 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   decide(input: NormalisedAcquire): Decision | Promise<Decision> {
+    if (this.isClosing) return shuttingDownDecision(input);
     const clustered = this.clusterEntry(input.quota, input.key);
     if (clustered !== undefined) return this.cluster!.decide(clustered, input);
     return this.engine.decide(input, this.clock.now());
@@ -253,12 +256,16 @@ export class LimiterService implements OnModuleDestroy {
     );
   }
 
-  /** A key operation: in the engine, or in Redis for a cluster quota (undefined: Redis failed). */
+  /**
+   * A key operation: in the engine, or in Redis for a cluster quota (undefined: Redis failed).
+   * Refused while draining: what it changed would not be in the last write of usage.
+   */
   private onKey<T>(
     input: { readonly quota?: string; readonly key: string },
     local: () => Outcome<T>,
     remote: (cluster: ClusterScope, q: ClusterQuotaEntry) => Promise<T | undefined>,
   ): MaybeAsync<Outcome<T>> {
+    if (this.isClosing) return SHUTTING_DOWN_OUTCOME;
     const q = this.clusterEntry(input.quota, input.key);
     if (q === undefined) return local();
     return remote(this.cluster!, q).then((v) => keyOp(q.spec, v, local));
@@ -313,30 +320,41 @@ export class LimiterService implements OnModuleDestroy {
     return this.engine.resolve(quota, key);
   }
 
-  /** Stops taking requests and answers every waiter (SIGTERM). */
-  drain(): void {
-    this.closing = true;
+  /** `listener` runs once, when the drain starts (the transports stop accepting then). */
+  onDrain(listener: () => void): void {
+    this.drainListeners.push(listener);
+  }
+
+  /**
+   * SIGTERM: stops taking requests (every operation answers UNAVAILABLE from now on), tells the
+   * drain listeners, and answers every waiter. Returns the instant (epoch ms) by which the
+   * transports must have answered or closed what is still in flight: DRAIN_TIMEOUT_MS after the
+   * first call; later calls get the same instant.
+   */
+  drain(): number {
+    if (this.drainDeadline !== undefined) return this.drainDeadline;
+    this.drainDeadline = Date.now() + this.settings.drainTimeoutMs;
+    for (const listener of this.drainListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log.error(`drain listener failed: ${String(error)}`);
+      }
+    }
     this.engine.drain(this.clock.now(), 'UNAVAILABLE', SHUTTING_DOWN);
+    return this.drainDeadline;
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (!this.closing) this.drain();
-    await this.cluster?.close();
+    const deadline = this.drain();
+    // Answers cluster waiters at once, then quits Redis politely; a hung Redis must not hold
+    // the shutdown past its deadline (the process exits, which closes the sockets anyway).
+    if (this.cluster !== undefined) {
+      await finishesWithin(this.cluster.close(), deadline - Date.now());
+    }
     clearTimeout(this.timer);
     this.timer = undefined;
     this.armedAt = -Infinity; // never re-arm after shutdown
-  }
-
-  private unavailable(input: NormalisedAcquire): Decision {
-    const d = refusal(
-      'UNAVAILABLE',
-      input.requestId ?? '',
-      input.key,
-      input.quota ?? '',
-      SHUTTING_DOWN,
-    );
-    d.retryAfterMs = 1000;
-    return d;
   }
 
   private report(d: Decision, started: number): Decision {

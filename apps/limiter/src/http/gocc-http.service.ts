@@ -71,6 +71,9 @@ export class GoccHttpService {
         ...input.value,
         ...(quota !== undefined && { quota }),
       });
+      // Draining, or a cluster quota's Redis down with onStoreFailure closed: nothing was released.
+      if (!outcome.ok && outcome.code === 'UNAVAILABLE')
+        return sendText(reply, 503, outcome.reason);
       if (outcome.ok && outcome.value) {
         body.released = true;
         break;
@@ -83,13 +86,17 @@ export class GoccHttpService {
   async debug(request: FastifyRequest<DebugRoute>, reply: FastifyReply): Promise<void> {
     const key = parseKey(request.params.key);
     if (!key.ok) return sendText(reply, 400, key.reason);
-    reply.code(200).send(await this.debugView(key.value));
+    const view = await this.debugView(key.value);
+    if (typeof view === 'string') return sendText(reply, 503, view);
+    reply.code(200).send(view);
   }
 
-  private async debugView(key: string): Promise<GoccDebugReply> {
+  /** The view, or why it cannot be given (UNAVAILABLE: draining, or Redis down). */
+  private async debugView(key: string): Promise<GoccDebugReply | string> {
     let fallback: GoccDebugReply | undefined;
     for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
       const stats = await this.limiter.stats(quota === undefined ? { key } : { key, quota });
+      if (!stats.ok && stats.code === 'UNAVAILABLE') return stats.reason;
       const spec = stats.ok ? this.limiter.quotaSpecFor(key, stats.value.quota) : undefined;
       if (!stats.ok || spec === undefined) continue;
       const view = debugReply(key, spec, stats.value);

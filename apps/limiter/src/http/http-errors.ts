@@ -5,15 +5,23 @@ import {
   invalidAcquireReply,
   invalidRequestReply,
   type ErrorReply,
+  type ParseFailure,
 } from '@app/contracts';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_BODY_BYTES } from './http-limits';
 
 const logger = new Logger('LimiterHttp');
 
+/** GoCC's routes answer refusals other than 429 as text naming the field. */
+export function isGoccPath(path: string): boolean {
+  return path.startsWith('/rate/') || path.startsWith('/debug/');
+}
+
 /** Routes whose replies are AcquireReplies, so even a refused body is answered in that shape. */
-const ACQUIRE_SHAPED: ReadonlySet<string> = new Set([API_ROUTES.acquire, API_ROUTES.decide]);
+export const ACQUIRE_SHAPED: ReadonlySet<string> = new Set([API_ROUTES.acquire, API_ROUTES.decide]);
 
 /**
  * What Fastify itself refuses before a handler runs (a body over the limit, a Content-Length that
@@ -69,4 +77,64 @@ export function answerRoutingError(
   }
   // GoCC's routes answer refusals other than 429 as text naming the field.
   reply.code(400).type('text/plain; charset=utf-8').send(failure.reason);
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (Fastify's `clientErrorHandler`):
+ * a request not received within HTTP_REQUEST_TIMEOUT_MS (408), headers over Node's 16 KiB (431),
+ * bytes that are not HTTP, such as raw non-ASCII bytes in a path (400). Answered naming the field,
+ * in the shape of the route when the path shows it (text on GoCC's), rather than with Fastify's
+ * own JSON; the connection closes once the answer is written.
+ */
+export function answerClientError(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const path = requestPath(error.rawPacket);
+  const [status, failure] = clientFailure(error, path);
+  const gocc = isGoccPath(path);
+  const body = gocc ? failure.reason : JSON.stringify(invalidRequestReply(failure));
+  const type = gocc ? 'text/plain' : 'application/json';
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n` +
+      `content-type: ${type}; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  socket.destroySoon();
+}
+
+function clientFailure(error: ConnectionError, path: string): [number, ParseFailure] {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [
+        408,
+        fieldFailure(BODY_FIELD, 'was not received in full in time (HTTP_REQUEST_TIMEOUT_MS)'),
+      ];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, fieldFailure('headers', 'must be at most 16 KiB in all')];
+    case 'HPE_INVALID_URL':
+      // Keys (and request ids) are the only parameters of our paths.
+      return [
+        400,
+        fieldFailure(
+          KEYED_PATH.test(path) ? 'key' : 'url',
+          'must be percent-encoded (raw bytes outside printable ASCII are not HTTP)',
+        ),
+      ];
+    default:
+      return [400, fieldFailure(BODY_FIELD, `is not a valid HTTP/1.1 request (${error.code})`)];
+  }
+}
+
+const KEYED_PATH = /^\/(rate|debug|v1\/stats)\//;
+
+/**
+ * The path of the request line in what the parser received (`rawPacket`, a Buffer, whatever
+ * Fastify's types say), as far as it got.
+ */
+function requestPath(raw: unknown): string {
+  const line = Buffer.isBuffer(raw) ? raw.subarray(0, 4096).toString('latin1') : '';
+  return line.split(' ', 2)[1] ?? '';
 }

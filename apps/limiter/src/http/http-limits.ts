@@ -9,3 +9,19 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * ones still reach the handlers, so a slightly oversized key is answered 400 naming `key`.
  */
 export const MAX_PATH_PARAM_LENGTH = 2048;
+
+/**
+ * How long an idle keep-alive connection stays open between requests: Fastify's default, longer
+ * than the 60 s idle timeout of common load balancers, so they close first and never send on a
+ * connection the limiter is closing.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/** How often Node checks the request and header timeouts: a slow request is cut within this much. */
+export const TIMEOUT_CHECK_MS = 500;
+
+/**
+ * At SIGTERM, requests still unanswered this long before the drain deadline are answered 503
+ * (the reply shape of their route), so their clients can read it before the connections close.
+ */
+export const ANSWER_BEFORE_DEADLINE_MS = 500;

@@ -28,6 +28,8 @@ export function writeRaw(
   if (contentType !== undefined) headers.push('content-type', contentType);
   headers.push('content-length', String(Buffer.byteLength(body)));
   reply.hijack();
+  // Shutdown answers a request still unanswered at the drain deadline itself (shutting-down.ts).
+  if (reply.raw.headersSent) return;
   reply.raw.writeHead(status, headers);
   reply.raw.end(body);
 }

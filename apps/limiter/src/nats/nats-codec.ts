@@ -1,4 +1,4 @@
-import type { ErrorReply } from '@app/contracts';
+import { parseJsonBody, type ErrorReply } from '@app/contracts';
 
 /** Replies go out as UTF-8 JSON; Buffer is a Uint8Array, and its UTF-8 writer is Node's fastest. */
 export function encodeJson(reply: unknown): Uint8Array {
@@ -15,14 +15,12 @@ export function asBuffer(data: Uint8Array): Buffer {
 
 /**
  * The refused message as far as it is JSON, so that an INVALID_REQUEST reply can echo its key,
- * quota and requestId. Only called on the (cold) failure path.
+ * quota and requestId. Only called on the (cold) failure path, through the same guards as the
+ * first reading: a body refused for its shape or its bytes is not parsed again.
  */
 export function rawJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(asBuffer(data).toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
+  const json = parseJsonBody(asBuffer(data));
+  return json.ok ? json.value : undefined;
 }
 
 /** Answered when a handler fails unexpectedly: the requester still gets its one reply. */

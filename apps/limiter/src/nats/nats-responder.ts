@@ -11,13 +11,22 @@ import type { NatsReply } from './nats-requests.service';
  */
 export class NatsResponder {
   private readonly logger = new Logger('NatsResponder');
-  private readonly owed = new Set<Promise<void>>();
+  /** Replies still owed, with what each is answered if shutdown cannot wait for it. */
+  private readonly owed = new Map<
+    Msg,
+    { readonly done: Promise<void>; readonly cut: Uint8Array }
+  >();
 
   /** `failureReply` answers a message whose handler failed (the control plane has its own shape). */
   constructor(private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY) {}
 
+  /**
+   * `shuttingDown` is the reply, in the operation's shape, that `answerOwed` gives a message still
+   * unanswered at the shutdown deadline.
+   */
   callback(
     operation: (data: Uint8Array) => NatsReply,
+    shuttingDown: Uint8Array = this.failureReply,
   ): (error: NatsError | null, msg: Msg) => void {
     return (error: NatsError | null, msg: Msg) => {
       if (error !== null) {
@@ -31,7 +40,7 @@ export class NatsResponder {
         this.logger.error(`${msg.subject}: ${describe(thrown)}`);
         reply = this.failureReply;
       }
-      if (reply instanceof Promise) this.answerLater(msg, reply);
+      if (reply instanceof Promise) this.answerLater(msg, reply, shuttingDown);
       else this.answer(msg, reply);
     };
   }
@@ -45,19 +54,31 @@ export class NatsResponder {
   async settled(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.all([...this.owed]), timeout]);
+    await Promise.race([Promise.all([...this.owed.values()].map((o) => o.done)), timeout]);
     clearTimeout(timer);
   }
 
-  private answerLater(msg: Msg, reply: Promise<Uint8Array>): void {
-    const owed = reply
+  /**
+   * Shutdown's deadline: every reply still owed is answered now, in its operation's shape
+   * (UNAVAILABLE), and its own answer, should it come later, is dropped: still one reply each.
+   */
+  answerOwed(): void {
+    for (const [msg, { cut }] of this.owed) {
+      this.owed.delete(msg);
+      this.answer(msg, cut);
+    }
+  }
+
+  private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Uint8Array): void {
+    const done = reply
       .catch((thrown: unknown) => {
         this.logger.error(`${msg.subject}: ${describe(thrown)}`);
         return this.failureReply;
       })
-      .then((bytes) => this.answer(msg, bytes))
-      .finally(() => this.owed.delete(owed));
-    this.owed.add(owed);
+      .then((bytes) => {
+        if (this.owed.delete(msg)) this.answer(msg, bytes);
+      });
+    this.owed.set(msg, { done, cut });
   }
 
   private answer(msg: Msg, bytes: Uint8Array): void {

@@ -14,6 +14,8 @@ import {
   type NatsConnection,
   type Subscription,
 } from 'nats';
+import { finishesWithin } from '../engine-host/deadline';
+import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { natsHandlers, type NatsHandler } from './nats-handlers';
@@ -27,8 +29,8 @@ const MAX_RETRY_MS = 2_000;
 /** nats.js retries a lost server this often (plus jitter), forever. */
 const RECONNECT_WAIT_MS = 500;
 const RECONNECT_JITTER_MS = 250;
-/** Shutdown waits at most this long for owed replies, and as long again for the drain. */
-const SHUTDOWN_STEP_MS = 5_000;
+/** After the drain deadline, the connection's drain still gets this long to flush the last replies. */
+const LAST_FLUSH_MS = 500;
 
 /**
  * Serves the request-reply subjects with the nats.js client directly: one callback subscription per
@@ -42,10 +44,12 @@ const SHUTDOWN_STEP_MS = 5_000;
  * `waitOnFirstConnect`, because that dial loop cannot be cancelled: a limiter shut down while NATS
  * is unreachable would keep retrying. ReadinessService.nats follows the connection's status.
  *
- * Shutdown: onModuleDestroy stops taking requests (unsubscribes, so the queue group routes new
- * ones to other replicas); LimiterService.onModuleDestroy answers every waiter; then
- * beforeApplicationShutdown, which Nest runs after every onModuleDestroy, publishes those replies
- * and drains the connection.
+ * Shutdown: when the limiter drains (at SIGTERM) this stops taking requests (unsubscribes, so the
+ * queue group routes new ones to other replicas; messages already delivered are answered
+ * UNAVAILABLE) as the limiter answers every waiter; then beforeApplicationShutdown, which Nest
+ * runs after every onModuleDestroy, publishes those replies and drains the connection, by the
+ * limiter's drain deadline (DRAIN_TIMEOUT_MS after SIGTERM): a reply still owed then is answered
+ * UNAVAILABLE.
  */
 @Injectable()
 export class NatsTransport
@@ -59,14 +63,18 @@ export class NatsTransport
   private connecting: Promise<void> | undefined;
   private stopping = false;
   private wakeRetry: (() => void) | undefined;
+  /** Epoch ms by which shutdown must be done: the limiter's drain deadline. */
+  private deadline = 0;
   private readonly connectionListeners: ((nc: NatsConnection) => void)[] = [];
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly readiness: ReadinessService,
+    private readonly limiter: LimiterService,
     requests: NatsRequestsService,
   ) {
     this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
+    limiter.onDrain(() => this.stopTaking());
   }
 
   /**
@@ -86,7 +94,13 @@ export class NatsTransport
     this.connecting = this.connectUntilStopped();
   }
 
+  /** The drain starts at the signal (main.ts); this is for a close without one. */
   onModuleDestroy(): void {
+    this.deadline = this.limiter.drain();
+  }
+
+  /** The limiter drains: no more requests from the queue group (it routes them elsewhere). */
+  private stopTaking(): void {
     this.stopping = true;
     this.wakeRetry?.();
     if (this.connection === undefined || this.connection.isClosed()) return;
@@ -98,12 +112,16 @@ export class NatsTransport
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     this.wakeRetry?.();
-    await this.connecting;
-    await this.responder.settled(SHUTDOWN_STEP_MS);
+    const left = (): number => Math.max(0, this.deadline - Date.now());
+    await finishesWithin(this.connecting ?? Promise.resolve(), left());
+    await this.responder.settled(left());
+    // Still owed at the deadline (a store call that hangs, say): UNAVAILABLE, once each.
+    this.responder.answerOwed();
     const nc = this.connection;
     if (nc !== undefined && !nc.isClosed()) {
       const drained = nc.isDraining() ? nc.closed() : nc.drain().catch(() => undefined);
-      if (!(await finishesWithin(drained, SHUTDOWN_STEP_MS))) await nc.close();
+      // The replies just published need a moment to leave even when the deadline has come.
+      if (!(await finishesWithin(drained, Math.max(left(), LAST_FLUSH_MS)))) await nc.close();
     }
     this.readiness.nats = this.settings.natsUrl === '' ? 'disabled' : 'closed';
   }
@@ -145,8 +163,8 @@ export class NatsTransport
   private serve(nc: NatsConnection): void {
     this.connection = nc;
     const queue = this.settings.queueGroup;
-    this.subscriptions = this.handlers.map(({ subject, handle }) =>
-      nc.subscribe(subject, { queue, callback: this.responder.callback(handle) }),
+    this.subscriptions = this.handlers.map(({ subject, handle, shuttingDown }) =>
+      nc.subscribe(subject, { queue, callback: this.responder.callback(handle, shuttingDown) }),
     );
     void this.follow(nc);
     for (const listener of this.connectionListeners) {
@@ -204,12 +222,6 @@ export class NatsTransport
       };
     }).finally(() => (this.wakeRetry = undefined));
   }
-}
-
-function finishesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  return Promise.race([work.then(() => true), late]).finally(() => clearTimeout(timer));
 }
 
 function describe(error: unknown): string {

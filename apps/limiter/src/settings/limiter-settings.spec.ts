@@ -66,3 +66,34 @@ describe('PROVIDER_SCOPE', () => {
     );
   });
 });
+
+describe('the HTTP and shutdown bounds', () => {
+  it('default to a 5 s drain, a 10 s request timeout and 10 000 connections', () => {
+    expect(readLimiterSettings({})).toMatchObject({
+      drainTimeoutMs: 5_000,
+      httpRequestTimeoutMs: 10_000,
+      httpMaxConnections: 10_000,
+    });
+    expect(
+      readLimiterSettings({
+        DRAIN_TIMEOUT_MS: '20000',
+        HTTP_REQUEST_TIMEOUT_MS: '2500',
+        HTTP_MAX_CONNECTIONS: '50',
+      }),
+    ).toMatchObject({
+      drainTimeoutMs: 20_000,
+      httpRequestTimeoutMs: 2_500,
+      httpMaxConnections: 50,
+    });
+  });
+
+  it.each([
+    ['DRAIN_TIMEOUT_MS', '0'],
+    ['DRAIN_TIMEOUT_MS', '600001'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '10s'],
+    ['HTTP_MAX_CONNECTIONS', '-5'],
+  ])('refuses %s=%s, naming the variable', (name, raw) => {
+    expect(() => readLimiterSettings({ [name]: raw })).toThrow(name);
+  });
+});

@@ -35,7 +35,18 @@ export interface LimiterSettings {
    * provider's RPM is one limit for the whole organisation), `local` without.
    */
   readonly providerScope: Scope;
+  /** DRAIN_TIMEOUT_MS: after SIGTERM, how long requests in flight have before they are cut. */
+  readonly drainTimeoutMs: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: a request's headers and body must arrive within this. */
+  readonly httpRequestTimeoutMs: number;
+  /** HTTP_MAX_CONNECTIONS: connections beyond this many open ones are closed at once. */
+  readonly httpMaxConnections: number;
 }
+
+/** Defaults of the HTTP and shutdown bounds (docs/operations.md, "HTTP clients" and "SIGTERM"). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 10_000;
+export const DEFAULT_HTTP_MAX_CONNECTIONS = 10_000;
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
 
@@ -82,6 +93,19 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     redisCluster,
     redisTimeoutMs: positiveInt(env, 'REDIS_TIMEOUT_MS', STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS),
     providerScope: readProviderScope(env, urls.length > 0),
+    drainTimeoutMs: positiveInt(env, 'DRAIN_TIMEOUT_MS', DEFAULT_DRAIN_TIMEOUT_MS, 600_000),
+    httpRequestTimeoutMs: positiveInt(
+      env,
+      'HTTP_REQUEST_TIMEOUT_MS',
+      DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
+      600_000,
+    ),
+    httpMaxConnections: positiveInt(
+      env,
+      'HTTP_MAX_CONNECTIONS',
+      DEFAULT_HTTP_MAX_CONNECTIONS,
+      1_000_000,
+    ),
   };
 }
 

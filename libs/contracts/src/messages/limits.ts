@@ -8,6 +8,16 @@ export const MAX_UNIT_NAME_LENGTH = 64;
 export const MAX_COST_UNITS = 64;
 export const MAX_BATCH_ENTRIES = 1000;
 
+/**
+ * The shape of a JSON body (HTTP or NATS), checked before it is parsed. The messages need 4 levels
+ * (batch → requests → entry → cost), a batch of MAX_BATCH_ENTRIES entries 2 002 objects and
+ * arrays, an object at most 7 fields or MAX_COST_UNITS units: each limit leaves a margin of 2x or
+ * more, and bounds what one body costs JSON.parse (see json-shape.ts).
+ */
+export const MAX_JSON_DEPTH = 16;
+export const MAX_JSON_CONTAINERS = 4 * MAX_BATCH_ENTRIES;
+export const MAX_JSON_MEMBERS = 2 * MAX_COST_UNITS;
+
 /** `[A-Za-z0-9._:-]`: model names such as `gemini-2.5-pro` or `claude-haiku-3.5` fit. */
 export const QUOTA_NAME_PATTERN = `^[A-Za-z0-9._:-]{1,${MAX_QUOTA_NAME_LENGTH}}$`;
 /** Printable ASCII, space included (0x20..0x7E). */

@@ -1,17 +1,34 @@
+import { isUtf8 } from 'node:buffer';
+import { invalidUtf8Failure } from './invalid-utf8';
+import { jsonShapeProblem } from './json-shape';
 import { BODY_FIELD, fieldFailure, type ParseResult } from './parse-result';
 
 const utf8 = new TextDecoder('utf-8');
 const BYTE_ORDER_MARK = 0xfeff;
 
-/** Invalid UTF-8 becomes U+FFFD rather than an error: the key rules then judge the text. */
+/** Valid UTF-8 only: Buffer's native decoder where it can, TextDecoder for other byte arrays. */
 function decode(bytes: Uint8Array): string {
   return Buffer.isBuffer(bytes) ? bytes.toString('utf8') : utf8.decode(bytes);
 }
 
-/** Decodes and parses a JSON body; any failure is reported against the field `body`. */
+/**
+ * Parses a JSON body (HTTP or NATS). A body nested too deeply or holding too many objects is
+ * refused before JSON.parse sees it (json-shape.ts). A body that is not valid UTF-8 is refused
+ * naming the field that holds the bad bytes (isUtf8 is native; only refused bodies pay for finding
+ * the field). Any other failure is reported against the field `body`.
+ */
 export function parseJsonBody(body: string | Uint8Array): ParseResult<unknown> {
-  let text = typeof body === 'string' ? body : decode(body);
-  if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const shape = jsonShapeProblem(bytes);
+  if (shape !== undefined) return fieldFailure(BODY_FIELD, shape);
+  if (typeof body === 'string') return parseJsonText(body);
+  if (!isUtf8(body)) return invalidUtf8Failure(body, parseJsonText);
+  return parseJsonText(decode(body));
+}
+
+/** JSON.parse of a text whose shape was checked. */
+function parseJsonText(body: string): ParseResult<unknown> {
+  const text = body.charCodeAt(0) === BYTE_ORDER_MARK ? body.slice(1) : body;
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {

@@ -1,0 +1,88 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import type { Server } from 'node:http';
+import { LimiterService } from '../engine-host/limiter.service';
+import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { KEEP_ALIVE_TIMEOUT_MS, TIMEOUT_CHECK_MS } from './http-limits';
+import { InFlightRequests } from './in-flight';
+
+/** A dropped connection is logged at most this often: a flood must not become one of log lines. */
+const DROP_LOG_EVERY_MS = 60_000;
+
+/**
+ * The HTTP server's bounds and its shutdown (docs/operations.md, "HTTP clients" and "SIGTERM").
+ *
+ * Bounds: a request's headers and body must arrive within HTTP_REQUEST_TIMEOUT_MS (Node answers
+ * 408 and closes); an answer the client does not read for as long closes its connection; an idle
+ * keep-alive connection closes after KEEP_ALIVE_TIMEOUT_MS; past HTTP_MAX_CONNECTIONS, new
+ * connections are closed at once. None of these cuts a request that awaits its answer: a waiting
+ * acquire may take up to its queue's maxWaitMs. Fastify's defaults have no request timeout at all,
+ * so a body sent a byte at a time held its connection forever.
+ *
+ * Shutdown: when the limiter drains (at SIGTERM) the server stops accepting, as the limiter
+ * answers its waiters; beforeApplicationShutdown waits for the requests in flight until the drain
+ * deadline (DRAIN_TIMEOUT_MS after SIGTERM), answering stragglers 503 and closing every connection
+ * by then, so that Fastify's close, and the last write of usage after it, never wait on a client.
+ */
+@Injectable()
+export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
+  private readonly logger = new Logger('LimiterHttp');
+  private inFlight: InFlightRequests | undefined;
+  private deadline = 0;
+  private lastDropLog = -Infinity;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly limiter: LimiterService,
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
+  ) {}
+
+  onModuleInit(): void {
+    // Absent when the module runs without an HTTP server (a context built for NATS alone).
+    const adapter = this.adapterHost.httpAdapter as typeof this.adapterHost.httpAdapter | undefined;
+    if (adapter === undefined) return;
+    const server = adapter.getInstance<FastifyInstance>().server;
+    this.bound(server);
+    const inFlight = new InFlightRequests(server);
+    server.setTimeout(this.settings.httpRequestTimeoutMs, (socket) => inFlight.idle(socket));
+    this.limiter.onDrain(() => inFlight.stopAccepting());
+    this.inFlight = inFlight;
+  }
+
+  /** The drain starts at the signal (main.ts); this is for a close without one. */
+  onModuleDestroy(): void {
+    this.deadline = this.limiter.drain();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.inFlight?.settle(this.deadline);
+  }
+
+  /** Node's bounds; set before the server listens, which is when it starts its checks. */
+  private bound(server: Server): void {
+    const timeout = this.settings.httpRequestTimeoutMs;
+    server.requestTimeout = timeout;
+    server.headersTimeout = timeout;
+    // Missing from @types/node; Node checks the two timeouts above this often.
+    (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+      TIMEOUT_CHECK_MS;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.maxConnections = this.settings.httpMaxConnections;
+    server.on('drop', () => {
+      const now = Date.now();
+      if (now - this.lastDropLog < DROP_LOG_EVERY_MS) return;
+      this.lastDropLog = now;
+      this.logger.warn(
+        `HTTP_MAX_CONNECTIONS (${this.settings.httpMaxConnections}) reached: new connections are closed`,
+      );
+    });
+  }
+}

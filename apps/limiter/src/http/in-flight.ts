@@ -1,0 +1,82 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { ANSWER_BEFORE_DEADLINE_MS } from './http-limits';
+import { answerShuttingDown } from './shutting-down';
+
+/**
+ * The requests the HTTP server is serving, so that it can tell a connection awaiting its answer
+ * (a waiting acquire, legitimately silent for up to a queue's maxWaitMs) from an idle or stuck
+ * one, and so that shutdown can answer and close every connection by a deadline whatever the
+ * clients do. Costs each request a set entry and one 'close' listener.
+ */
+export class InFlightRequests {
+  private readonly open = new Set<ServerResponse>();
+  /** The latest request of each connection. */
+  private readonly latest = new WeakMap<Socket, ServerResponse>();
+  private draining = false;
+  private emptied: (() => void) | undefined;
+
+  constructor(private readonly server: Server) {
+    server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+      this.arrived(request, response);
+    });
+  }
+
+  /**
+   * Called when a connection has seen no bytes either way for the server's timeout. Closed once
+   * its latest answer is written: a client that does not read it, or an idle keep-alive
+   * connection. Kept while a request awaits its answer (a waiting acquire), and while one is still
+   * arriving: Node's request timeout answers that one 408.
+   */
+  idle(socket: Socket): void {
+    if (this.latest.get(socket)?.writableEnded === true) socket.destroy();
+  }
+
+  /**
+   * SIGTERM, first step: no new connections; idle ones close now; every answer from here on
+   * closes its connection (`Connection: close`), so keep-alive clients go elsewhere.
+   */
+  stopAccepting(): void {
+    this.draining = true;
+    for (const response of this.open) {
+      if (!response.headersSent) response.shouldKeepAlive = false;
+    }
+    this.server.close(); // also closes idle keep-alive connections (Node >= 19)
+  }
+
+  /**
+   * SIGTERM, second step: waits for the requests in flight (the limiter has already answered
+   * its waiters); shortly before `deadline` answers whatever is left 503 in its route's shape
+   * (a body still arriving, say); at `deadline` closes every connection that is still open.
+   */
+  async settle(deadline: number): Promise<void> {
+    await this.emptyBy(deadline - ANSWER_BEFORE_DEADLINE_MS);
+    for (const response of this.open) answerShuttingDown(response);
+    await this.emptyBy(deadline);
+    this.server.closeAllConnections();
+  }
+
+  private arrived(request: IncomingMessage, response: ServerResponse): void {
+    this.open.add(response);
+    this.latest.set(request.socket, response);
+    if (this.draining) response.shouldKeepAlive = false;
+    response.once('close', () => {
+      this.open.delete(response);
+      if (this.open.size === 0) this.emptied?.();
+    });
+  }
+
+  /** Resolves once no request is in flight, or at `instant` (epoch ms). */
+  private emptyBy(instant: number): Promise<void> {
+    if (this.open.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.emptied = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, instant - Date.now()));
+      this.emptied = done;
+    });
+  }
+}
