@@ -98,6 +98,8 @@ export class KeyTable {
       keys.push(key);
       target++;
     }
+    // Rows past the last moved one held keys that moved down: a new key there must start at zero.
+    this.rows.fill(0, target * stride, this.keys.length * stride);
     this.keys = keys;
     this.free = [];
     let cap = MIN_ROWS;
