@@ -106,7 +106,7 @@ export class Shard {
         return l.name === n.name && l.layoutKey === n.layoutKey && l.offset === n.offset;
       });
     if (!sameLayout) {
-      const next = new KeyTable(quota.stride);
+      const next = t.keys.successor(quota.stride);
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
         if (key === undefined) continue;
@@ -149,6 +149,7 @@ export class Shard {
         const at = row * keys.stride + b.offset;
         const tokens = a.capacity * a.windowMs - keys.rows[at]!;
         keys.rows[at] = b.capacity * b.windowMs - Math.min(tokens, b.capacity * b.windowMs);
+        keys.mark(row);
       }
     }
   }
@@ -205,6 +206,7 @@ export class Shard {
 
     let row = t.keys.find(key, hash);
     if (row < 0) row = this.createRow(t, key, hash, now);
+    t.keys.mark(row);
     const s = t.keys.rows;
     const base = row * q.stride;
     const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
@@ -888,6 +890,8 @@ export class Shard {
   private examine(t: TableState, row: number, now: number): void {
     const q = t.quota;
     const keys = t.keys;
+    // Every caller wrote the row or may now (refund, reset, load, admitted waiters, leases).
+    keys.mark(row);
     const key = keys.keys[row]!;
     const s = keys.rows;
     const base = row * q.stride;
