@@ -156,7 +156,7 @@ describe('collectChanged (per-key persistence)', () => {
     const lease = acquire(e, 'k', T0, 'c');
     const rows = collectAll(e, T0 + 1).slices[0]!;
     expect(rows.leases[0]).toEqual([
-      { key: 'k', id: lease.leaseId, requestId: lease.requestId, expiresAt: T0 + 5 * MINUTE },
+      { id: lease.leaseId, requestId: lease.requestId, expiresAt: T0 + 5 * MINUTE },
     ]);
     expect(rows.idleAt[0]).toBe(T0 + 5 * MINUTE);
     expect(e.release({ key: 'k', quota: 'c', leaseId: lease.leaseId }, T0 + 2).ok).toBe(true);

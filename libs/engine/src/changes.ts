@@ -1,14 +1,8 @@
 import { SnapshotError } from './errors';
 import type { CompiledLimit } from './algorithms';
-import {
-  compileQuota,
-  ROW_APPROVED,
-  ROW_DENIED,
-  ROW_STATS_WINDOW,
-  type CompiledQuota,
-} from './quota/compile';
+import { compileQuota, type CompiledQuota } from './quota/compile';
+import { rowIdleAt } from './shard/idle';
 import type { Shard, TableState } from './shard/shard';
-import type { LeaseSnapshot } from './snapshot';
 import type { LimitSpec } from './types';
 
 /**
@@ -28,6 +22,13 @@ export interface ChangeCursor {
   readonly epoch: number;
 }
 
+/** A concurrency lease of a collected row (its key is the row's). */
+export interface StoredLease {
+  readonly id: string;
+  readonly requestId: string;
+  readonly expiresAt: number;
+}
+
 /** A quota as its collected rows are laid out. */
 export interface ChangedQuota {
   readonly name: string;
@@ -45,7 +46,7 @@ export interface ChangedRows {
   /** Per row: from when the row (its leases included) holds nothing that still counts. */
   readonly idleAt: number[];
   /** Per row: its live leases, or undefined. */
-  readonly leases: (LeaseSnapshot[] | undefined)[];
+  readonly leases: (StoredLease[] | undefined)[];
   /** The rows' numbers one after the other, `quotas[quota[i]].stride` of them each. */
   readonly state: Float64Array;
   /** Keys dropped while changed: a stored copy of them is out of date and must go. */
@@ -58,23 +59,12 @@ export interface ChangedRows {
 const SCAN_PER_ROW = 16;
 const MIN_SCAN = 65_536;
 
-/** When a row's state stops holding information (the stats window's counts included). */
-export function rowIdleAt(q: CompiledQuota, s: Float64Array, base: number): number {
-  let idle = 0;
-  for (const l of q.limits) idle = Math.max(idle, l.impl.idleAt(s, base + l.offset, l));
-  const first = q.limits[0];
-  if (first !== undefined && s[base + ROW_APPROVED]! + s[base + ROW_DENIED]! > 0) {
-    idle = Math.max(idle, s[base + ROW_STATS_WINDOW]! + first.windowMs);
-  }
-  return idle;
-}
-
 class Collector {
   readonly quotas: ChangedQuota[] = [];
   readonly quota: number[] = [];
   readonly keys: string[] = [];
   readonly idleAt: number[] = [];
-  readonly leases: (LeaseSnapshot[] | undefined)[] = [];
+  readonly leases: (StoredLease[] | undefined)[] = [];
   readonly gone: { quota: string; keys: string[] }[] = [];
   readonly overflowed: string[] = [];
   private state = new Float64Array(1024);
@@ -105,12 +95,12 @@ class Collector {
     this.state.set(t.keys.rows.subarray(base, base + q.stride), this.length);
     this.length += q.stride;
     let idle = rowIdleAt(q, t.keys.rows, base);
-    let leases: LeaseSnapshot[] | undefined;
+    let leases: StoredLease[] | undefined;
     const held = t.extras.size === 0 ? undefined : t.extras.get(key)?.leases;
     if (held !== undefined) {
       for (const l of held.values()) {
         if (l.expiresAt <= this.now) continue;
-        (leases ??= []).push({ key, id: l.id, requestId: l.requestId, expiresAt: l.expiresAt });
+        (leases ??= []).push({ id: l.id, requestId: l.requestId, expiresAt: l.expiresAt });
         idle = Math.max(idle, l.expiresAt);
       }
     }
@@ -259,7 +249,7 @@ export function restoreStoredKey(
   key: string,
   state: Float64Array,
   offset: number,
-  leases: readonly LeaseSnapshot[],
+  leases: readonly StoredLease[],
   now: number,
 ): void {
   // From now on a key dropped while changed is remembered, so its stored copy is deleted.

@@ -5,6 +5,7 @@ import {
   StoredLayout,
   type ChangeCursor,
   type ChangedRows,
+  type StoredLease,
 } from './changes';
 import { fnv1a } from './hash/fnv1a';
 import { costProblem } from './quota/cost';
@@ -14,7 +15,7 @@ import { InvalidQuotaError } from './errors';
 import { refusal } from './shard/decision';
 import { Shard, type TableState } from './shard/shard';
 import type { PendingAcquire } from './shard/waiters';
-import { restoreInto, snapshotOf, type EngineSnapshot, type LeaseSnapshot } from './snapshot';
+import { restoreInto, snapshotOf, type EngineSnapshot } from './snapshot';
 import type {
   AcquireInput,
   Decision,
@@ -400,7 +401,7 @@ export class Engine {
     key: string,
     state: Float64Array,
     offset: number,
-    leases: readonly LeaseSnapshot[],
+    leases: readonly StoredLease[],
     now: number,
   ): boolean {
     const q = this.resolver.byNameOrUndefined(layout.quota);

@@ -16,5 +16,5 @@ export { systemClock, VirtualClock } from './clock';
 export type { Clock } from './clock';
 export type { EngineSnapshot, QuotaSnapshot, LeaseSnapshot } from './snapshot';
 export { StoredLayout } from './changes';
-export type { ChangeCursor, ChangedQuota, ChangedRows } from './changes';
+export type { ChangeCursor, ChangedQuota, ChangedRows, StoredLease } from './changes';
 export * from './types';

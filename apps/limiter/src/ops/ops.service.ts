@@ -37,7 +37,7 @@ export class OpsService implements OnModuleInit, OnModuleDestroy, OnApplicationS
     await this.control.stop();
   }
 
-  onApplicationShutdown(): void {
-    this.persistence.stop();
+  async onApplicationShutdown(): Promise<void> {
+    await this.persistence.stop();
   }
 }

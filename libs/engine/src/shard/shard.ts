@@ -3,6 +3,7 @@ import { costFor } from '../quota/cost';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
 import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats, LimitStats } from '../types';
 import { Reply, refusal } from './decision';
+import { rowIdleAt } from './idle';
 import { KeyTable } from './key-table';
 import { convertRow } from './migrate';
 import { Receipts } from './receipts';
@@ -852,7 +853,7 @@ export class Shard {
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
         if (key === undefined || t.extras.has(key)) continue;
-        if (this.idleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
+        if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
     }
@@ -940,7 +941,7 @@ export class Shard {
     const live = t.extras.get(key);
     if (live !== undefined) {
       if (next !== Infinity) this.scheduleAt(live, t.index, row, Math.max(next, now + 1));
-    } else if (this.idleAt(q, s, base) <= now) {
+    } else if (rowIdleAt(q, s, base) <= now) {
       keys.delete(row);
     }
   }
@@ -955,17 +956,6 @@ export class Shard {
     if (extras.leases !== undefined)
       for (const l of extras.leases.values()) if (l.expiresAt < at) at = l.expiresAt;
     return at;
-  }
-
-  /** When this key's state stops holding information (counts of the stats window included). */
-  private idleAt(q: CompiledQuota, s: Float64Array, base: number): number {
-    let idle = 0;
-    for (const l of q.limits) idle = Math.max(idle, l.impl.idleAt(s, base + l.offset, l));
-    const first = q.limits[0];
-    if (first !== undefined && s[base + ROW_APPROVED]! + s[base + ROW_DENIED]! > 0) {
-      idle = Math.max(idle, s[base + ROW_STATS_WINDOW]! + first.windowMs);
-    }
-    return idle;
   }
 
   /** Keeps one live timer entry per key with waiters or leases: the earliest instant it is due. */

@@ -1,0 +1,113 @@
+import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { WRITER_SQL } from './usage-store';
+import {
+  runWriter,
+  type WriteRequest,
+  type WriterData,
+  type WriterReply,
+  type WriterRequest,
+} from './writer-thread';
+
+/** As the event loop's connection: a replica shutting down beside us waits, it does not fail. */
+const BUSY_TIMEOUT_MS = 5000;
+const SWEEP_STEP = 2000;
+
+/**
+ * The writer thread is started from its source text, so it runs the same whether the limiter
+ * runs from its TypeScript sources or as one bundle (which has no separate worker file).
+ */
+const WRITER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
+const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
+(${runWriter.toString()})(parentPort, workerData, Database);`;
+
+export type WriteOutcome = WriterReply;
+
+/**
+ * The event loop's side of the writer thread: requests go out in order, each answered once.
+ * While an answer is owed the thread keeps the process alive (a shutdown awaits its last write);
+ * otherwise it does not. A thread that dies answers everything owed with a failure.
+ */
+export class StoreWriter {
+  private readonly worker: Worker;
+  private readonly owed = new Map<number, (reply: WriterReply) => void>();
+  private nextId = 1;
+  private deadReason: string | undefined;
+
+  constructor(path: string) {
+    const data: WriterData = {
+      path,
+      sql: WRITER_SQL,
+      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      sweepStep: SWEEP_STEP,
+      requireFrom: join(__dirname, 'writer'),
+    };
+    this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data });
+    this.worker.unref();
+    this.worker.on('message', (reply: WriterReply) => {
+      const answer = this.owed.get(reply.id);
+      this.owed.delete(reply.id);
+      if (this.owed.size === 0) this.worker.unref();
+      answer?.(reply);
+    });
+    this.worker.on('error', (error) => this.die(String(error)));
+    this.worker.on('exit', (code) => this.die(`the writer thread exited (${code})`));
+  }
+
+  /** False once the thread died or was closed: a new writer is needed. */
+  get alive(): boolean {
+    return this.deadReason === undefined;
+  }
+
+  /** Requests sent and not answered yet. */
+  get inFlight(): number {
+    return this.owed.size;
+  }
+
+  /** Writes one slice; its arrays are moved to the thread (unusable here afterwards). */
+  write(batch: WriteRequest): Promise<WriterReply> {
+    const moved = [batch.state.buffer, batch.idleAt.buffer, batch.quota.buffer];
+    // Our own typed arrays, never shared memory.
+    return this.send(batch, moved as ArrayBuffer[]);
+  }
+
+  purge(quotas: readonly string[]): Promise<WriterReply> {
+    return this.send({ kind: 'purge', quotas });
+  }
+
+  sweep(now: number, maxRows: number): Promise<WriterReply> {
+    return this.send({ kind: 'sweep', now, maxRows });
+  }
+
+  /** Waits for everything sent before, then closes the database and ends the thread. */
+  async close(): Promise<void> {
+    if (!this.alive) return;
+    await this.send({ kind: 'close' });
+    this.deadReason = 'closed';
+  }
+
+  /** Ends the thread now: a transaction under way is rolled back (SQLite keeps the last one). */
+  async terminate(): Promise<void> {
+    this.die('terminated');
+    await this.worker.terminate();
+  }
+
+  private send(request: WriterRequest, transfer: ArrayBuffer[] = []): Promise<WriterReply> {
+    const id = this.nextId++;
+    if (this.deadReason !== undefined) {
+      return Promise.resolve({ id, ok: false, error: this.deadReason });
+    }
+    return new Promise((resolve) => {
+      this.owed.set(id, resolve);
+      this.worker.ref();
+      this.worker.postMessage({ ...request, id }, transfer);
+    });
+  }
+
+  private die(reason: string): void {
+    this.deadReason ??= reason;
+    for (const [id, answer] of this.owed) answer({ id, ok: false, error: reason });
+    this.owed.clear();
+    this.worker.unref();
+  }
+}

@@ -1,0 +1,164 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { MessagePort } from 'node:worker_threads';
+import type { WriterSql } from './usage-store';
+
+/** What the writer thread is started with. */
+export interface WriterData {
+  readonly path: string;
+  readonly sql: WriterSql;
+  readonly busyTimeoutMs: number;
+  /** Rows a sweep step reads and decides in one transaction. */
+  readonly sweepStep: number;
+  /** A file beside the caller, from which `better-sqlite3` is resolved. */
+  readonly requireFrom: string;
+}
+
+/** A quota's layout as a batch refers to it. */
+export interface BatchQuota {
+  readonly name: string;
+  /** JSON of the enforced limits (quota_layout.limits). */
+  readonly limits: string;
+  readonly stride: number;
+}
+
+/** Changed keys of one slice: row i is entry i of `quota`, `keys`, `idleAt`. */
+export interface WriteRequest {
+  readonly kind: 'write';
+  readonly takenAt: number;
+  readonly quotas: readonly BatchQuota[];
+  readonly quota: Int32Array;
+  readonly keys: readonly string[];
+  /** Rows' numbers one after the other, `quotas[quota[i]].stride` each. */
+  readonly state: Float64Array;
+  readonly idleAt: Float64Array;
+  /** Rows holding leases (ascending), and their leases as JSON. */
+  readonly leaseRows: readonly number[];
+  readonly leases: readonly string[];
+  /** Keys whose stored rows must go, deleted before the rows are written. */
+  readonly gone: readonly { readonly quota: string; readonly keys: readonly string[] }[];
+}
+
+export type WriterRequest =
+  | WriteRequest
+  /** Deletes the quotas' layouts: their keys become orphans, which the sweep deletes. */
+  | { readonly kind: 'purge'; readonly quotas: readonly string[] }
+  /** Examines up to `maxRows` stored rows, continuing where the last sweep stopped. */
+  | { readonly kind: 'sweep'; readonly now: number; readonly maxRows: number }
+  | { readonly kind: 'close' };
+
+export type WriterReply =
+  | { readonly id: number; readonly ok: true; readonly written: number; readonly deleted: number }
+  | { readonly id: number; readonly ok: false; readonly error: string };
+
+/**
+ * The body of the writer thread, which owns the writes to the usage database so that SQLite (its
+ * statements and WAL checkpoints, tens of ms at times) never runs on the event loop. It runs
+ * from its source text (`runWriter.toString()`, see store-writer.ts): it must use nothing but its
+ * parameters and JavaScript's globals. Requests are handled in arrival order, each in one
+ * transaction; every request gets exactly one reply.
+ */
+export function runWriter(
+  port: MessagePort,
+  data: WriterData,
+  Database: typeof BetterSqlite3,
+): void {
+  const db = new Database(data.path);
+  db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
+  db.pragma('synchronous = NORMAL');
+  const sql = data.sql;
+  const upsert = db.prepare(sql.upsert);
+  const remove = db.prepare<[string, string]>(sql.remove);
+  const findLayout = db.prepare<[string, string, number], { id: number }>(sql.findLayout);
+  const addLayout = db.prepare<[string, string, number], { id: number }>(sql.addLayout);
+  const purge = db.prepare<[string]>(sql.purge);
+  const layoutIds = db.prepare<[], number>(sql.layoutIds).pluck();
+  type Swept = { quota: string; key: string; layout: number; idle_at: number };
+  const sweepFirst = db.prepare<[number], Swept>(sql.sweepFirst);
+  const sweepNext = db.prepare<[string, string, number], Swept>(sql.sweepNext);
+  /** quota \0 stride \0 limits → quota_layout.id */
+  const layouts = new Map<string, number>();
+  let sweptTo: { quota: string; key: string } | undefined;
+
+  function layoutOf(q: BatchQuota): number {
+    const cacheKey = `${q.name}\u0000${q.stride}\u0000${q.limits}`;
+    let id = layouts.get(cacheKey);
+    if (id === undefined) {
+      id = (
+        findLayout.get(q.name, q.limits, q.stride) ?? addLayout.get(q.name, q.limits, q.stride)!
+      ).id;
+      layouts.set(cacheKey, id);
+    }
+    return id;
+  }
+
+  function write(m: WriteRequest): { written: number; deleted: number } {
+    let deleted = 0;
+    for (const g of m.gone) for (const key of g.keys) deleted += remove.run(g.quota, key).changes;
+    const ids = m.quotas.map(layoutOf);
+    let offset = 0;
+    let lease = 0;
+    for (let i = 0; i < m.keys.length; i++) {
+      const q = m.quotas[m.quota[i]!]!;
+      const state = Buffer.from(m.state.buffer, m.state.byteOffset + offset * 8, q.stride * 8);
+      let leases: string | null = null;
+      if (m.leaseRows[lease] === i) leases = m.leases[lease++]!;
+      upsert.run(q.name, m.keys[i], ids[m.quota[i]!], state, leases, m.takenAt, m.idleAt[i]);
+      offset += q.stride;
+    }
+    return { written: m.keys.length, deleted };
+  }
+
+  function sweep(now: number, maxRows: number): { written: number; deleted: number } {
+    const live = new Set(layoutIds.all());
+    let examined = 0;
+    let deleted = 0;
+    while (examined < maxRows) {
+      const n = Math.min(data.sweepStep, maxRows - examined);
+      const rows =
+        sweptTo === undefined ? sweepFirst.all(n) : sweepNext.all(sweptTo.quota, sweptTo.key, n);
+      db.transaction(() => {
+        for (const r of rows) {
+          if (r.idle_at <= now || !live.has(r.layout))
+            deleted += remove.run(r.quota, r.key).changes;
+        }
+      })();
+      examined += rows.length;
+      const last = rows[rows.length - 1];
+      // A short slice ends the pass: the next sweep starts again from the first key.
+      sweptTo = rows.length < n || last === undefined ? undefined : last;
+      if (sweptTo === undefined) break;
+    }
+    return { written: 0, deleted };
+  }
+
+  port.on('message', (m: WriterRequest & { id: number }) => {
+    let reply: WriterReply;
+    try {
+      let done = { written: 0, deleted: 0 };
+      switch (m.kind) {
+        case 'write':
+          done = db.transaction(() => write(m))();
+          break;
+        case 'purge':
+          db.transaction(() => {
+            for (const quota of m.quotas) purge.run(quota);
+          })();
+          layouts.clear();
+          break;
+        case 'sweep':
+          done = sweep(m.now, m.maxRows);
+          break;
+        case 'close':
+          db.close();
+          break;
+      }
+      reply = { id: m.id, ok: true, ...done };
+    } catch (error) {
+      // A rolled-back transaction may have added a layout the cache now names.
+      layouts.clear();
+      reply = { id: m.id, ok: false, error: String(error) };
+    }
+    port.postMessage(reply);
+    if (m.kind === 'close') port.close();
+  });
+}
