@@ -68,6 +68,8 @@ export class PersistenceService {
   /** Stored layouts by id, kept while quotas are pending (null: unreadable). */
   private layouts = new Map<number, StoredLayout | null>();
   private lastFailure = '';
+  /** One stored key's numbers while it is loaded (the engine copies them). */
+  private scratch = new Float64Array(0);
   readonly stats: PersistenceStats = {
     writes: 0,
     failures: 0,
@@ -285,13 +287,16 @@ export class PersistenceService {
     let keys = 0;
     try {
       this.layouts = this.compileLayouts(store);
-      for (const row of store.liveKeys(now)) {
-        used.add(row.layout);
-        if (!configured.has(row.quota)) {
-          this.pending.add(row.quota);
-        } else if (this.load(row, now)) {
-          keys++;
+      let after: StoredKey | undefined;
+      for (;;) {
+        const rows = store.liveKeysAfter(after?.[0] ?? '', after?.[1] ?? '', now, RESTORE_SLICE);
+        for (const row of rows) {
+          used.add(row[2]);
+          if (!configured.has(row[0])) this.pending.add(row[0]);
+          else if (this.load(row, now)) keys++;
         }
+        after = rows[rows.length - 1];
+        if (rows.length < RESTORE_SLICE) break;
       }
       store.dropLayoutsExcept(used);
     } catch (error) {
@@ -319,7 +324,7 @@ export class PersistenceService {
     for (const row of rows) this.load(row, now);
     const last = rows[rows.length - 1];
     if (rows.length === RESTORE_SLICE && last !== undefined) {
-      setImmediate(() => this.restoreQuota(name, last.key));
+      setImmediate(() => this.restoreQuota(name, last[1]));
     } else if (this.pending.size === 0) {
       this.layouts.clear();
     }
@@ -327,15 +332,15 @@ export class PersistenceService {
 
   /** Loads one stored key; false when its layout or state is unreadable or its quota is gone. */
   private load(row: StoredKey, now: number): boolean {
-    const layout = this.layouts.get(row.layout);
-    if (layout === undefined || layout === null) return false;
-    const decoded = decodeStoredKey(row, layout.stride);
-    if (decoded === undefined) return false;
+    const [quota, key, layoutId] = row;
+    const layout = this.layouts.get(layoutId);
+    if (layout === undefined || layout === null) return false; // orphaned or unreadable
+    if (this.scratch.length !== layout.stride) this.scratch = new Float64Array(layout.stride);
+    const leases = decodeStoredKey(row, this.scratch);
+    if (leases === undefined) return false;
     const engine = this.limiter.engine;
-    if (!engine.restoreStoredKey(layout, row.key, decoded.state, 0, decoded.leases, now)) {
-      return false;
-    }
-    if (!this.owned.has(row.quota)) this.owned.set(row.quota, engine.generationOf(row.quota)!);
+    if (!engine.restoreStoredKey(layout, key, this.scratch, 0, leases, now)) return false;
+    if (!this.owned.has(quota)) this.owned.set(quota, engine.generationOf(quota)!);
     return true;
   }
 

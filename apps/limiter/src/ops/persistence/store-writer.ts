@@ -12,6 +12,8 @@ import {
 /** As the event loop's connection: a replica shutting down beside us waits, it does not fail. */
 const BUSY_TIMEOUT_MS = 5000;
 const SWEEP_STEP = 2000;
+/** 16 MiB: the B-tree pages of about 200 000 keys. */
+const CACHE_KIB = 16_384;
 
 /**
  * The writer thread is started from its source text, so it runs the same whether the limiter
@@ -40,6 +42,7 @@ export class StoreWriter {
       sql: WRITER_SQL,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       sweepStep: SWEEP_STEP,
+      cacheKiB: CACHE_KIB,
       requireFrom: join(__dirname, 'writer'),
     };
     this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data });

@@ -58,25 +58,23 @@ function isLease(value: unknown): value is StoredLease {
   );
 }
 
-/** A stored key's numbers and leases, or undefined when they do not fit its layout. */
+/**
+ * A stored key's numbers (into `state`, reused from key to key) and leases, or undefined when
+ * they do not fit its layout.
+ */
 export function decodeStoredKey(
-  row: StoredKey,
-  stride: number,
-): { state: Float64Array; leases: StoredLease[] } | undefined {
-  if (!Buffer.isBuffer(row.state) || row.state.length !== stride * 8) return undefined;
+  [, , , stored, json]: StoredKey,
+  state: Float64Array,
+): StoredLease[] | undefined {
+  if (!Buffer.isBuffer(stored) || stored.length !== state.length * 8) return undefined;
   // A copy: the driver's buffer need not be aligned for a Float64Array view.
-  const state = new Float64Array(stride);
-  new Uint8Array(state.buffer).set(row.state);
-  let leases: StoredLease[] = [];
-  if (row.leases !== null) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(row.leases);
-    } catch {
-      return undefined;
-    }
-    if (!Array.isArray(parsed) || !parsed.every(isLease)) return undefined;
-    leases = parsed;
+  new Uint8Array(state.buffer, state.byteOffset, stored.length).set(stored);
+  if (json === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return undefined;
   }
-  return { state, leases };
+  return Array.isArray(parsed) && parsed.every(isLease) ? parsed : undefined;
 }

@@ -108,14 +108,8 @@ function createSchema(db: Database.Database, log: StoreLog): void {
   })();
 }
 
-/** A stored key as restore reads it. */
-export interface StoredKey {
-  readonly quota: string;
-  readonly key: string;
-  readonly layout: number;
-  readonly state: Buffer;
-  readonly leases: string | null;
-}
+/** A stored key as restore reads it: [quota, key, layout, state, leases]. */
+export type StoredKey = readonly [string, string, number, Buffer, string | null];
 
 export interface StoredLayoutRow {
   readonly id: number;
@@ -130,6 +124,9 @@ export interface StoredLayoutRow {
  * (store-writer.ts), which opens its own connection.
  */
 export class UsageStore {
+  private afterAny: Database.Statement<[string, string, number, number], StoredKey> | undefined;
+  private afterInQuota: Database.Statement<[string, string, number, number], StoredKey> | undefined;
+
   private constructor(
     private readonly db: Database.Database,
     readonly path: string,
@@ -150,25 +147,30 @@ export class UsageStore {
       .all();
   }
 
-  /** Every stored key still live at `now` whose layout exists, in key order. */
-  *liveKeys(now: number): IterableIterator<StoredKey> {
-    yield* this.db
-      .prepare<[number], StoredKey>(
-        `SELECT k.quota, k.key, k.layout, k.state, k.leases FROM key_state k
-         JOIN quota_layout l ON l.id = k.layout WHERE k.idle_at > ?`,
+  /**
+   * Up to `limit` stored keys still live at `now`, in (quota, key) order after (`quota`, `key`).
+   * Keys whose layout is gone are the caller's to skip: it knows the layouts, and a join would
+   * cost more than the check.
+   */
+  liveKeysAfter(quota: string, key: string, now: number, limit: number): StoredKey[] {
+    this.afterAny ??= this.db
+      .prepare<[string, string, number, number], StoredKey>(
+        `SELECT quota, key, layout, state, leases FROM key_state
+         WHERE (quota, key) > (?, ?) AND idle_at > ? ORDER BY quota, key LIMIT ?`,
       )
-      .iterate(now);
+      .raw();
+    return this.afterAny.all(quota, key, now, limit);
   }
 
-  /** Up to `limit` live keys of `quota` after `afterKey`, in key order (a slice of a restore). */
+  /** As liveKeysAfter, within one quota. */
   liveKeysOf(quota: string, afterKey: string, now: number, limit: number): StoredKey[] {
-    return this.db
+    this.afterInQuota ??= this.db
       .prepare<[string, string, number, number], StoredKey>(
-        `SELECT k.quota, k.key, k.layout, k.state, k.leases FROM key_state k
-         JOIN quota_layout l ON l.id = k.layout
-         WHERE k.quota = ? AND k.key > ? AND k.idle_at > ? ORDER BY k.key LIMIT ?`,
+        `SELECT quota, key, layout, state, leases FROM key_state
+         WHERE quota = ? AND key > ? AND idle_at > ? ORDER BY key LIMIT ?`,
       )
-      .all(quota, afterKey, now, limit);
+      .raw();
+    return this.afterInQuota.all(quota, afterKey, now, limit);
   }
 
   /** Drops layouts no live key uses (quotas changed or gone); their keys are swept as orphans. */

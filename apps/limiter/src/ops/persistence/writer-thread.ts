@@ -9,6 +9,8 @@ export interface WriterData {
   readonly busyTimeoutMs: number;
   /** Rows a sweep step reads and decides in one transaction. */
   readonly sweepStep: number;
+  /** SQLite page cache of the writer's connection. */
+  readonly cacheKiB: number;
   /** A file beside the caller, from which `better-sqlite3` is resolved. */
   readonly requireFrom: string;
 }
@@ -65,6 +67,8 @@ export function runWriter(
   const db = new Database(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   db.pragma('synchronous = NORMAL');
+  // The pages a save touches stay cached between saves (SQLite's default is 2 MiB).
+  db.pragma(`cache_size = -${data.cacheKiB}`);
   const sql = data.sql;
   const upsert = db.prepare(sql.upsert);
   const remove = db.prepare<[string, string]>(sql.remove);
@@ -95,17 +99,28 @@ export function runWriter(
     let deleted = 0;
     for (const g of m.gone) for (const key of g.keys) deleted += remove.run(g.quota, key).changes;
     const ids = m.quotas.map(layoutOf);
-    let offset = 0;
-    let lease = 0;
-    for (let i = 0; i < m.keys.length; i++) {
-      const q = m.quotas[m.quota[i]!]!;
-      const state = Buffer.from(m.state.buffer, m.state.byteOffset + offset * 8, q.stride * 8);
-      let leases: string | null = null;
-      if (m.leaseRows[lease] === i) leases = m.leases[lease++]!;
-      upsert.run(q.name, m.keys[i], ids[m.quota[i]!], state, leases, m.takenAt, m.idleAt[i]);
-      offset += q.stride;
+    const n = m.keys.length;
+    const offsets = new Int32Array(n);
+    const leases: (string | null)[] = new Array<string | null>(n).fill(null);
+    for (let i = 0, offset = 0; i < n; i++) {
+      offsets[i] = offset;
+      offset += m.quotas[m.quota[i]!]!.stride;
     }
-    return { written: m.keys.length, deleted };
+    for (let j = 0; j < m.leaseRows.length; j++) leases[m.leaseRows[j]!] = m.leases[j]!;
+    // In key order: neighbouring keys share B-tree pages, so fewer pages are read and written.
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+      const byQuota = m.quota[a]! - m.quota[b]!;
+      if (byQuota !== 0) return byQuota;
+      const ka = m.keys[a]!;
+      const kb = m.keys[b]!;
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+    for (const i of order) {
+      const q = m.quotas[m.quota[i]!]!;
+      const state = Buffer.from(m.state.buffer, m.state.byteOffset + offsets[i]! * 8, q.stride * 8);
+      upsert.run(q.name, m.keys[i], ids[m.quota[i]!], state, leases[i], m.takenAt, m.idleAt[i]);
+    }
+    return { written: n, deleted };
   }
 
   function sweep(now: number, maxRows: number): { written: number; deleted: number } {
