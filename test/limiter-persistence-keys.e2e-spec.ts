@@ -44,12 +44,12 @@ let dir: string;
 let clock: VirtualClock;
 const running: Running[] = [];
 
-function open(quotas: readonly QuotaSpec[]): Running {
+async function open(quotas: readonly QuotaSpec[]): Promise<Running> {
   const settings = readLimiterSettings({ NATS_URL: '', DATA_DIR: dir, SHARDS: '4' });
   const limiter = new LimiterService(settings, clock);
   limiter.setQuotas(quotas);
   const persistence = new PersistenceService(settings, limiter, clock);
-  persistence.start();
+  await persistence.start();
   const r = { limiter, persistence };
   running.push(r);
   return r;
@@ -102,7 +102,7 @@ jest.setTimeout(60_000);
 
 describe('per-key persistence (real SQLite, writer thread)', () => {
   it('a save writes only the keys that changed since the last one', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     acquireMany(r, 1000);
     await r.persistence.persist();
     expect(r.persistence.stats.rowsWritten).toBe(1000);
@@ -123,7 +123,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('collects a large save in slices, yielding to the event loop between them', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     const keys = 10 * SLICE_ROWS;
     acquireMany(r, keys);
     let turns = 0;
@@ -140,13 +140,13 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('keeps counts across a restart, and does not write restored keys again', async () => {
-    const first = open([perMinute]);
+    const first = await open([perMinute]);
     expect(await admitted(first, 'alice', 3)).toBe(3);
     acquireMany(first, 100);
     await close(first);
 
     clock.advance(1000);
-    const second = open([perMinute]);
+    const second = await open([perMinute]);
     expect(await admitted(second, 'alice', 5)).toBe(2);
     expect(await admitted(second, 'k7', 5)).toBe(4);
     await second.persistence.persist();
@@ -154,7 +154,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('writes only what changed since the last save on shutdown', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     acquireMany(r, 500);
     await r.persistence.persist();
     await admitted(r, 'k3', 1);
@@ -167,7 +167,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('keeps concurrency leases across a restart', async () => {
-    const first = open([leased]);
+    const first = await open([leased]);
     const held = await first.limiter.acquire({
       key: 'job',
       quota: 'leased',
@@ -177,7 +177,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
     await close(first);
 
     clock.advance(MINUTE); // the lease lives 10 minutes
-    const second = open([leased]);
+    const second = await open([leased]);
     expect(
       (await second.limiter.acquire({ key: 'job', quota: 'leased', cost: { requests: 1 } })).code,
     ).toBe('CONCURRENCY_LIMITED');
@@ -192,7 +192,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('deletes stored keys that went idle, and keys reset since their last save', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     acquireMany(r, 50);
     await r.persistence.persist();
     expect(storedKeys()).toHaveLength(50);
@@ -209,7 +209,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('writes the keys of a failed save at the next one', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     acquireMany(r, 4 * SLICE_ROWS);
     const saving = r.persistence.persist();
     // The writer thread dies while the save is under way.
@@ -224,7 +224,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
   });
 
   it('forgets a quota deleted while running, also when it is defined again', async () => {
-    const r = open([perMinute]);
+    const r = await open([perMinute]);
     acquireMany(r, 20);
     await r.persistence.persist();
     r.limiter.setQuotas([]);
@@ -232,23 +232,26 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
     await admitted(r, 'fresh', 1);
     await close(r);
 
-    const again = open([perMinute]);
+    const again = await open([perMinute]);
     expect(await admitted(again, 'k1', 5)).toBe(5);
     expect(await admitted(again, 'fresh', 5)).toBe(4);
   });
 
   it('restores a stored quota the config brings back later, in slices', async () => {
-    const first = open([perMinute]);
+    const first = await open([perMinute]);
     const keys = 3 * SLICE_ROWS;
     acquireMany(first, keys);
     await close(first);
 
-    const second = open([]); // a config without the quota: its keys stay stored
+    const second = await open([]); // a config without the quota: its keys stay stored
     await second.persistence.persist();
     expect(storedKeys()).toHaveLength(keys);
     second.limiter.setQuotas([perMinute]);
     second.persistence.restorePending();
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    const deadline = Date.now() + 10_000;
+    while (second.limiter.engine.footprint().keys < keys && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(second.limiter.engine.footprint().keys).toBe(keys);
     expect(await admitted(second, `k${keys - 1}`, 5)).toBe(4);
   });
@@ -270,7 +273,7 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
     db.close();
 
     clock.advance(1000);
-    const r = open([perMinute, leased]);
+    const r = await open([perMinute, leased]);
     expect(await admitted(r, 'alice', 5)).toBe(2);
     expect(
       (await r.limiter.acquire({ key: 'job', quota: 'leased', cost: { requests: 1 } })).code,

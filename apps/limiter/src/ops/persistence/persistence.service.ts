@@ -13,8 +13,9 @@ import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
 import { isPersisted } from './persisted-quotas';
 import { StoreWriter } from './store-writer';
-import { decodeStoredKey, encodeSlice, keysByQuota } from './stored-rows';
-import { UsageStore, type StoredKey } from './usage-store';
+import type { ReadSlice, WriterReply } from './writer-thread';
+import { encodeSlice, parseLeases } from './stored-rows';
+import { UsageStore } from './usage-store';
 
 /** How often usage is written when it changed: the most admissions a crash can forget. */
 export const PERSIST_EVERY_MS = 5000;
@@ -24,8 +25,10 @@ export const SLICE_ROWS = 2048;
 const MAX_IN_FLIGHT = 4;
 /** Stored rows the writer thread examines for idleness after each save. */
 const SWEEP_ROWS = 50_000;
-/** Stored keys a quota that comes back reads per event-loop turn. */
+/** Stored keys a restore loads per event-loop turn. */
 const RESTORE_SLICE = 2048;
+/** Slices of a restore being read by the store thread while one is loaded. */
+const READS_IN_FLIGHT = 3;
 /** The last write at shutdown is abandoned past this; a crash would lose as much. */
 export const FINAL_WRITE_LIMIT_MS = 10_000;
 
@@ -68,8 +71,9 @@ export class PersistenceService {
   /** Stored layouts by id, kept while quotas are pending (null: unreadable). */
   private layouts = new Map<number, StoredLayout | null>();
   private lastFailure = '';
-  /** One stored key's numbers while it is loaded (the engine copies them). */
-  private scratch = new Float64Array(0);
+  /** Saves started, numbering each save's transaction in the writer thread; reads likewise. */
+  private saves = 0;
+  private reads = 0;
   readonly stats: PersistenceStats = {
     writes: 0,
     failures: 0,
@@ -86,24 +90,34 @@ export class PersistenceService {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
-  /** Call after the config is in force: restore skips quotas that do not exist. */
-  start(): void {
+  /**
+   * Call after the config is in force, and before any request is served: restore skips quotas
+   * that do not exist, and a key that took requests before its stored copy arrives keeps its own.
+   */
+  async start(): Promise<void> {
     this.store = UsageStore.open(this.settings.dataDir, this.log);
     this.stats.enabled = this.store !== undefined;
     if (this.store === undefined) return;
-    this.restore(this.store);
+    await this.restore(this.store);
     this.timer = setInterval(() => void this.persist(), PERSIST_EVERY_MS);
     this.timer.unref();
   }
 
   /** A config change may bring back a quota stored before the restart. */
   restorePending(): void {
-    if (this.pending.size === 0 || this.store === undefined) return;
+    const store = this.store;
+    if (this.pending.size === 0 || store === undefined) return;
     const configured = new Set(this.limiter.quotas().map((q) => q.name));
     for (const name of this.pending) {
       if (!configured.has(name)) continue;
       this.pending.delete(name);
-      this.restoreQuota(name, '');
+      this.readBack(store, name, this.clock.now())
+        .catch((error: unknown) => {
+          this.log.error(`cannot read quota ${name} from ${store.path}: ${String(error)}`);
+        })
+        .finally(() => {
+          if (this.pending.size === 0) this.layouts.clear();
+        });
     }
   }
 
@@ -154,26 +168,64 @@ export class PersistenceService {
   }
 
   private async save(final: boolean): Promise<void> {
-    const writer = this.writerOrNew();
-    if (writer === undefined) return;
+    const store = this.store;
+    if (store === undefined) return;
+    const save = ++this.saves;
+    // Started at its first request: a shutdown with nothing to write starts no thread.
+    const writer = (): StoreWriter => this.writerOn(store);
     const started = performance.now();
     const now = this.clock.now();
-    const names = this.persistedNames(writer);
+    const purged: Promise<WriterReply>[] = [];
+    const names = this.persistedNames((quotas) => purged.push(writer().purge(quotas, save)));
+    const sent = await this.writeChanged(save, names, now, writer);
+    if (purged.length + sent.replies.length === 0) {
+      if (!final) await this.sweep(writer(), now);
+      return;
+    }
+    const replies = await Promise.all([...purged, ...sent.replies, writer().commit(save)]);
+    const failure = replies.find((r) => !r.ok);
+    if (failure !== undefined && !failure.ok) {
+      // Rolled back as a whole: everything is written again by the next save.
+      for (const name of names) this.limiter.engine.markChanged(name);
+      for (const g of sent.gone) this.limiter.engine.markChanged(g.quota, g.keys);
+      this.stats.failures++;
+      // Once per distinct problem: a full disk would otherwise log every period.
+      if (failure.error !== this.lastFailure)
+        this.log.error(`cannot write usage: ${failure.error}`);
+      this.lastFailure = failure.error;
+      return;
+    }
+    this.lastFailure = '';
+    for (const r of replies) {
+      if (!r.ok) continue;
+      this.stats.rowsWritten += r.written;
+      this.stats.rowsDeleted += r.deleted;
+    }
+    this.stats.writes++;
+    this.stats.lastWriteAt = now;
+    this.stats.lastWriteMs = performance.now() - started;
+    if (!final) await this.sweep(writer(), now);
+  }
+
+  /**
+   * Collects the changed keys of `names`, one slice per event-loop turn, and hands each slice to
+   * the writer thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The
+   * dropped keys are returned too, so a save that fails can mark them again.
+   */
+  private async writeChanged(
+    save: number,
+    names: ReadonlySet<string>,
+    now: number,
+    writer: () => StoreWriter,
+  ): Promise<{ replies: Promise<WriterReply>[]; gone: ChangedRows['gone'] }> {
     const engine = this.limiter.engine;
-    const owed = new Set<Promise<void>>();
-    let failure: string | undefined;
-    let wrote = false;
-    let written = 0;
-    let deleted = 0;
-    const settle = (reply: Promise<{ ok: boolean; error?: string }>, rows?: ChangedRows): void => {
-      const done = reply.then((r) => {
-        owed.delete(done);
-        if (r.ok) return;
-        failure ??= r.error;
-        // Written by a later save instead: nothing is lost while the process lives.
-        if (rows !== undefined) this.markAgain(rows);
-      });
-      owed.add(done);
+    const replies: Promise<WriterReply>[] = [];
+    const gone: { quota: string; keys: string[] }[] = [];
+    const waiting = new Set<Promise<WriterReply>>();
+    const send = (reply: Promise<WriterReply>): void => {
+      replies.push(reply);
+      waiting.add(reply);
+      void reply.then(() => waiting.delete(reply));
     };
     let cursor: ChangeCursor | undefined;
     do {
@@ -181,49 +233,21 @@ export class PersistenceService {
       cursor = next;
       for (const quota of rows.overflowed) {
         // More keys were dropped than the engine remembers: store the quota whole again.
-        settle(writer.purge([quota]));
+        send(writer().purge([quota], save));
         engine.markChanged(quota);
       }
       if (rows.keys.length > 0 || rows.gone.length > 0) {
-        wrote = true;
-        const slice = writer.write(encodeSlice(rows, now));
-        settle(
-          slice.then((r) => {
-            if (r.ok) {
-              written += r.written;
-              deleted += r.deleted;
-            }
-            return r;
-          }),
-          rows,
-        );
+        gone.push(...rows.gone);
+        send(writer().write(encodeSlice(rows, now), save));
       }
-      while (owed.size >= MAX_IN_FLIGHT) await Promise.race(owed);
+      while (waiting.size >= MAX_IN_FLIGHT) await Promise.race(waiting);
       if (cursor !== undefined) await nextTurn();
     } while (cursor !== undefined && !this.abandoned);
-    await Promise.all(owed);
-    this.stats.rowsWritten += written;
-    this.stats.rowsDeleted += deleted;
-    if (failure !== undefined) {
-      this.stats.failures++;
-      // Once per distinct problem: a full disk would otherwise log every period.
-      if (failure !== this.lastFailure) this.log.error(`cannot write usage: ${failure}`);
-      this.lastFailure = failure;
-      return;
-    }
-    this.lastFailure = '';
-    if (wrote) {
-      this.stats.writes++;
-      this.stats.lastWriteAt = now;
-      this.stats.lastWriteMs = performance.now() - started;
-    }
-    if (!final) await this.sweep(writer, now);
+    return { replies, gone };
   }
 
   /** The writer thread, started again if it died (a failure is retried at the next save). */
-  private writerOrNew(): StoreWriter | undefined {
-    const store = this.store;
-    if (store === undefined) return undefined;
+  private writerOn(store: UsageStore): StoreWriter {
     if (this.writer?.alive !== true) this.writer = new StoreWriter(store.path);
     return this.writer;
   }
@@ -232,7 +256,7 @@ export class PersistenceService {
    * The persisted quotas now. A quota that stopped being persisted, or was deleted and defined
    * again, has its stored keys purged; a quota persisted anew has all its keys written.
    */
-  private persistedNames(writer: StoreWriter): Set<string> {
+  private persistedNames(purge: (quotas: string[]) => void): Set<string> {
     const engine = this.limiter.engine;
     const names = new Set(
       this.limiter
@@ -240,14 +264,14 @@ export class PersistenceService {
         .filter(isPersisted)
         .map((q) => q.name),
     );
-    const purge: string[] = [];
+    const gone: string[] = [];
     for (const [name, generation] of this.owned) {
       if (names.has(name) && engine.generationOf(name) === generation) continue;
-      purge.push(name);
+      gone.push(name);
       this.owned.delete(name);
     }
     // Sent before any key of this save, so keys written from now on are not purged.
-    if (purge.length > 0) void writer.purge(purge).then((r) => r.ok || this.failedAside(r.error));
+    if (gone.length > 0) purge(gone);
     for (const name of names) {
       const generation = engine.generationOf(name);
       if (this.owned.has(name) || generation === undefined) continue;
@@ -258,50 +282,37 @@ export class PersistenceService {
     return names;
   }
 
-  /** A failed slice: its keys are marked again, its dropped keys remembered again. */
-  private markAgain(rows: ChangedRows): void {
-    for (const [quota, keys] of keysByQuota(rows)) this.limiter.engine.markChanged(quota, keys);
-  }
-
   /** Deletes idle and orphaned stored keys, a bounded number per save, in the writer thread. */
   private async sweep(writer: StoreWriter, now: number): Promise<void> {
     const r = await writer.sweep(now, SWEEP_ROWS);
-    if (r.ok) this.stats.rowsDeleted += r.deleted;
-    else this.failedAside(r.error);
-  }
-
-  private failedAside(error: string): boolean {
-    if (error !== this.lastFailure) this.log.error(`usage database: ${error}`);
-    this.lastFailure = error;
-    return false;
+    if (r.ok) {
+      this.stats.rowsDeleted += r.deleted;
+    } else if (r.error !== this.lastFailure) {
+      this.log.error(`cannot delete idle usage: ${r.error}`);
+      this.lastFailure = r.error;
+    }
   }
 
   /**
-   * At start, before any request: every live stored key of a configured quota is loaded, in one
-   * pass over the file. Keys of quotas not configured now stay stored (pending).
+   * At start, before any request: every live stored key of a configured quota is loaded, quota by
+   * quota. Keys of quotas not configured now stay stored (pending).
    */
-  private restore(store: UsageStore): void {
+  private async restore(store: UsageStore): Promise<void> {
     const now = this.clock.now();
     const configured = new Set(this.limiter.quotas().map((q) => q.name));
+    const restored = new Set<string>();
     const used = new Set<number>();
     let keys = 0;
     try {
       this.layouts = this.compileLayouts(store);
-      let after: StoredKey | undefined;
-      for (;;) {
-        const rows = store.liveKeysAfter(after?.[0] ?? '', after?.[1] ?? '', now, RESTORE_SLICE);
-        for (const row of rows) {
-          used.add(row[2]);
-          if (!configured.has(row[0])) this.pending.add(row[0]);
-          else if (this.load(row, now)) keys++;
-        }
-        after = rows[rows.length - 1];
-        if (rows.length < RESTORE_SLICE) break;
+      for (const quota of store.storedQuotas()) {
+        if (configured.has(quota)) restored.add(quota);
+        else this.pending.add(quota);
       }
-      store.dropLayoutsExcept(used);
+      for (const quota of restored) keys += await this.readBack(store, quota, now, used);
+      store.dropLayoutsExcept(restored, used);
     } catch (error) {
-      this.log.error(`cannot read ${store.path} (${String(error)}): starting empty`);
-      return;
+      this.log.error(`cannot read ${store.path} (${String(error)}): the rest starts empty`);
     }
     if (this.pending.size === 0) this.layouts.clear();
     if (keys > 0 || this.pending.size > 0) {
@@ -309,39 +320,69 @@ export class PersistenceService {
     }
   }
 
-  /** A quota that came back: its stored keys, a slice per event-loop turn. */
-  private restoreQuota(name: string, after: string): void {
-    const store = this.store;
-    if (store === undefined) return;
-    const now = this.clock.now();
-    let rows: StoredKey[];
-    try {
-      rows = store.liveKeysOf(name, after, now, RESTORE_SLICE);
-    } catch (error) {
-      this.log.error(`cannot read quota ${name} from ${store.path}: ${String(error)}`);
-      return;
+  /**
+   * Loads a quota's live stored keys, read by the store thread: the next slices are read there
+   * while this one is loaded here, a few on their way at once. Returns the keys loaded.
+   */
+  private async readBack(
+    store: UsageStore,
+    quota: string,
+    now: number,
+    used?: Set<number>,
+  ): Promise<number> {
+    const thread = this.writerOn(store);
+    const read = ++this.reads;
+    const ask = (): Promise<WriterReply> => thread.read(read, quota, now, RESTORE_SLICE);
+    const asked = Array.from({ length: READS_IN_FLIGHT }, ask);
+    let keys = 0;
+    const unreadable = { keys: 0 };
+    for (;;) {
+      const reply = await asked.shift()!;
+      if (!reply.ok) throw new Error(reply.error);
+      const slice = reply.slice!;
+      keys += this.loadSlice(quota, slice, now, used, unreadable);
+      if (slice.done) break;
+      asked.push(ask());
     }
-    for (const row of rows) this.load(row, now);
-    const last = rows[rows.length - 1];
-    if (rows.length === RESTORE_SLICE && last !== undefined) {
-      setImmediate(() => this.restoreQuota(name, last[1]));
-    } else if (this.pending.size === 0) {
-      this.layouts.clear();
+    await Promise.all(asked); // answered empty: the read is over
+    if (unreadable.keys > 0) {
+      this.log.error(`${unreadable.keys} stored keys of quota ${quota} are unreadable: left out`);
     }
+    return keys;
   }
 
-  /** Loads one stored key; false when its layout or state is unreadable or its quota is gone. */
-  private load(row: StoredKey, now: number): boolean {
-    const [quota, key, layoutId] = row;
-    const layout = this.layouts.get(layoutId);
-    if (layout === undefined || layout === null) return false; // orphaned or unreadable
-    if (this.scratch.length !== layout.stride) this.scratch = new Float64Array(layout.stride);
-    const leases = decodeStoredKey(row, this.scratch);
-    if (leases === undefined) return false;
+  /** Loads one slice of stored keys; returns how many were loaded (the rest is counted). */
+  private loadSlice(
+    quota: string,
+    slice: ReadSlice,
+    now: number,
+    used: Set<number> | undefined,
+    unreadable: { keys: number },
+  ): number {
     const engine = this.limiter.engine;
-    if (!engine.restoreStoredKey(layout, key, this.scratch, 0, leases, now)) return false;
-    if (!this.owned.has(quota)) this.owned.set(quota, engine.generationOf(quota)!);
-    return true;
+    const keys = JSON.parse(slice.keys) as string[];
+    const leases = JSON.parse(slice.leases) as (string | null)[];
+    let loaded = 0;
+    let offset = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const id = slice.layouts[i]!;
+      const stride = slice.strides[i]!;
+      const at = offset;
+      offset += stride;
+      used?.add(id);
+      const layout = this.layouts.get(id);
+      // A layout newer than the start holds keys this process wrote itself: the engine has them.
+      if (layout === undefined) continue;
+      const held = leases[i] ?? null;
+      const leased = held === null ? [] : parseLeases(held);
+      if (layout === null || layout.stride !== stride || leased === undefined) {
+        unreadable.keys++;
+        continue;
+      }
+      if (engine.restoreStoredKey(layout, keys[i]!, slice.state, at, leased, now)) loaded++;
+    }
+    if (loaded > 0 && !this.owned.has(quota)) this.owned.set(quota, engine.generationOf(quota)!);
+    return loaded;
   }
 
   private compileLayouts(store: UsageStore): Map<number, StoredLayout | null> {

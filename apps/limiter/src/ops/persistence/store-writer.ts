@@ -45,7 +45,8 @@ export class StoreWriter {
       cacheKiB: CACHE_KIB,
       requireFrom: join(__dirname, 'writer'),
     };
-    this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data });
+    // execArgv: none of the parent's preloads (a TypeScript loader would only slow its start).
+    this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data, execArgv: [] });
     this.worker.unref();
     this.worker.on('message', (reply: WriterReply) => {
       const answer = this.owed.get(reply.id);
@@ -67,15 +68,25 @@ export class StoreWriter {
     return this.owed.size;
   }
 
-  /** Writes one slice; its arrays are moved to the thread (unusable here afterwards). */
-  write(batch: WriteRequest): Promise<WriterReply> {
+  /** Writes one slice of save `save`; its arrays are moved to the thread (unusable here after). */
+  write(batch: WriteRequest, save: number): Promise<WriterReply> {
     const moved = [batch.state.buffer, batch.idleAt.buffer, batch.quota.buffer];
     // Our own typed arrays, never shared memory.
-    return this.send(batch, moved as ArrayBuffer[]);
+    return this.send({ ...batch, save }, moved as ArrayBuffer[]);
   }
 
-  purge(quotas: readonly string[]): Promise<WriterReply> {
-    return this.send({ kind: 'purge', quotas });
+  purge(quotas: readonly string[], save: number): Promise<WriterReply> {
+    return this.send({ kind: 'purge', save, quotas });
+  }
+
+  /** Ends save `save`: its writes and purges take effect together, or not at all. */
+  commit(save: number): Promise<WriterReply> {
+    return this.send({ kind: 'commit', save });
+  }
+
+  /** The next slice of read `read` of `quota`'s stored keys (see WriterRequest 'read'). */
+  read(read: number, quota: string, now: number, limit: number): Promise<WriterReply> {
+    return this.send({ kind: 'read', read, quota, now, limit });
   }
 
   sweep(now: number, maxRows: number): Promise<WriterReply> {

@@ -1,5 +1,5 @@
 import type { ChangedRows, StoredLease } from '@app/engine';
-import { idleInstant, type StoredKey } from './usage-store';
+import { idleInstant } from './usage-store';
 import type { WriteRequest } from './writer-thread';
 
 /** One slice of changed rows as the writer thread takes it (typed arrays it can be handed). */
@@ -34,19 +34,6 @@ export function encodeSlice(rows: ChangedRows, takenAt: number): WriteRequest {
   };
 }
 
-/** Every key of a slice, written or dropped, by quota (to mark them again after a failure). */
-export function keysByQuota(rows: ChangedRows): Map<string, string[]> {
-  const byQuota = new Map<string, string[]>();
-  const add = (quota: string, keys: readonly string[]): void => {
-    const list = byQuota.get(quota);
-    if (list === undefined) byQuota.set(quota, [...keys]);
-    else list.push(...keys);
-  };
-  for (const g of rows.gone) add(g.quota, g.keys);
-  rows.keys.forEach((key, i) => add(rows.quotas[rows.quota[i]!]!.name, [key]));
-  return byQuota;
-}
-
 function isLease(value: unknown): value is StoredLease {
   const l = value as Partial<Record<keyof StoredLease, unknown>> | null;
   return (
@@ -58,18 +45,8 @@ function isLease(value: unknown): value is StoredLease {
   );
 }
 
-/**
- * A stored key's numbers (into `state`, reused from key to key) and leases, or undefined when
- * they do not fit its layout.
- */
-export function decodeStoredKey(
-  [, , , stored, json]: StoredKey,
-  state: Float64Array,
-): StoredLease[] | undefined {
-  if (!Buffer.isBuffer(stored) || stored.length !== state.length * 8) return undefined;
-  // A copy: the driver's buffer need not be aligned for a Float64Array view.
-  new Uint8Array(state.buffer, state.byteOffset, stored.length).set(stored);
-  if (json === null) return [];
+/** Stored leases of a key, or undefined when the text is not a list of leases. */
+export function parseLeases(json: string): StoredLease[] | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);

@@ -27,6 +27,12 @@ export const WRITER_SQL = {
   sweepFirst: 'SELECT quota, key, layout, idle_at FROM key_state ORDER BY quota, key LIMIT ?',
   sweepNext: `SELECT quota, key, layout, idle_at FROM key_state WHERE (quota, key) > (?, ?)
     ORDER BY quota, key LIMIT ?`,
+  // One row a slice, built by SQLite: a row a key would cost a JavaScript value per column, and
+  // a BLOB a Buffer per key, more than the rest of a restore. The last column is the last key.
+  readSlice: `SELECT json_group_array(key), json_group_array(layout), group_concat(hex(state), ''),
+      json_group_array(length(state)), json_group_array(leases), count(*), max(key)
+    FROM (SELECT key, layout, state, leases FROM key_state
+      WHERE quota = ? AND key > ? AND idle_at > ? ORDER BY key LIMIT ?)`,
 } as const;
 export type WriterSql = typeof WRITER_SQL;
 
@@ -108,9 +114,6 @@ function createSchema(db: Database.Database, log: StoreLog): void {
   })();
 }
 
-/** A stored key as restore reads it: [quota, key, layout, state, leases]. */
-export type StoredKey = readonly [string, string, number, Buffer, string | null];
-
 export interface StoredLayoutRow {
   readonly id: number;
   readonly quota: string;
@@ -124,9 +127,6 @@ export interface StoredLayoutRow {
  * (store-writer.ts), which opens its own connection.
  */
 export class UsageStore {
-  private afterAny: Database.Statement<[string, string, number, number], StoredKey> | undefined;
-  private afterInQuota: Database.Statement<[string, string, number, number], StoredKey> | undefined;
-
   private constructor(
     private readonly db: Database.Database,
     readonly path: string,
@@ -147,37 +147,16 @@ export class UsageStore {
       .all();
   }
 
-  /**
-   * Up to `limit` stored keys still live at `now`, in (quota, key) order after (`quota`, `key`).
-   * Keys whose layout is gone are the caller's to skip: it knows the layouts, and a join would
-   * cost more than the check.
-   */
-  liveKeysAfter(quota: string, key: string, now: number, limit: number): StoredKey[] {
-    this.afterAny ??= this.db
-      .prepare<[string, string, number, number], StoredKey>(
-        `SELECT quota, key, layout, state, leases FROM key_state
-         WHERE (quota, key) > (?, ?) AND idle_at > ? ORDER BY quota, key LIMIT ?`,
-      )
-      .raw();
-    return this.afterAny.all(quota, key, now, limit);
+  /** The quotas that have stored keys (or had: a layout outlives its keys until the next start). */
+  storedQuotas(): string[] {
+    return this.db.prepare<[], string>('SELECT DISTINCT quota FROM quota_layout').pluck().all();
   }
 
-  /** As liveKeysAfter, within one quota. */
-  liveKeysOf(quota: string, afterKey: string, now: number, limit: number): StoredKey[] {
-    this.afterInQuota ??= this.db
-      .prepare<[string, string, number, number], StoredKey>(
-        `SELECT quota, key, layout, state, leases FROM key_state
-         WHERE quota = ? AND key > ? AND idle_at > ? ORDER BY key LIMIT ?`,
-      )
-      .raw();
-    return this.afterInQuota.all(quota, afterKey, now, limit);
-  }
-
-  /** Drops layouts no live key uses (quotas changed or gone); their keys are swept as orphans. */
-  dropLayoutsExcept(used: ReadonlySet<number>): void {
+  /** Drops the layouts of `quotas` no live key uses; their keys are swept as orphans. */
+  dropLayoutsExcept(quotas: ReadonlySet<string>, used: ReadonlySet<number>): void {
     const remove = this.db.prepare<[number]>('DELETE FROM quota_layout WHERE id = ?');
     this.db.transaction(() => {
-      for (const { id } of this.layouts()) if (!used.has(id)) remove.run(id);
+      for (const l of this.layouts()) if (quotas.has(l.quota) && !used.has(l.id)) remove.run(l.id);
     })();
   }
 

@@ -40,24 +40,65 @@ export interface WriteRequest {
   readonly gone: readonly { readonly quota: string; readonly keys: readonly string[] }[];
 }
 
+/**
+ * One slice of a quota's stored keys, as a restore loads them: key i is entry i of each column.
+ * Built by SQLite's own aggregates (JSON and hex text), so the thread handles one row a slice, and
+ * the event loop parses the keys with JSON.parse, not a value at a time.
+ */
+export interface ReadSlice {
+  /** JSON array of the keys. */
+  readonly keys: string;
+  readonly layouts: Int32Array;
+  /** Numbers stored per key. */
+  readonly strides: Int32Array;
+  /** The keys' numbers one after the other. */
+  readonly state: Float64Array;
+  /** JSON array of each key's leases (JSON text) or null. */
+  readonly leases: string;
+  /** The last slice of this read. */
+  readonly done: boolean;
+}
+
 export type WriterRequest =
-  | WriteRequest
+  /** Part of save `save`: its slices and purges go into one transaction, ended by `commit`. */
+  | (WriteRequest & { readonly save: number })
   /** Deletes the quotas' layouts: their keys become orphans, which the sweep deletes. */
-  | { readonly kind: 'purge'; readonly quotas: readonly string[] }
+  | { readonly kind: 'purge'; readonly save: number; readonly quotas: readonly string[] }
+  /** Ends save `save`: commits it, or answers the failure that rolled it back. */
+  | { readonly kind: 'commit'; readonly save: number }
   /** Examines up to `maxRows` stored rows, continuing where the last sweep stopped. */
   | { readonly kind: 'sweep'; readonly now: number; readonly maxRows: number }
+  /**
+   * The next `limit` live keys of `quota` for read `read` (the thread keeps where each read
+   * stands, so several requests of one read can be on their way at once).
+   */
+  | {
+      readonly kind: 'read';
+      readonly read: number;
+      readonly quota: string;
+      readonly now: number;
+      readonly limit: number;
+    }
   | { readonly kind: 'close' };
 
 export type WriterReply =
-  | { readonly id: number; readonly ok: true; readonly written: number; readonly deleted: number }
+  | {
+      readonly id: number;
+      readonly ok: true;
+      readonly written: number;
+      readonly deleted: number;
+      readonly slice?: ReadSlice;
+    }
   | { readonly id: number; readonly ok: false; readonly error: string };
 
 /**
  * The body of the writer thread, which owns the writes to the usage database so that SQLite (its
  * statements and WAL checkpoints, tens of ms at times) never runs on the event loop. It runs
  * from its source text (`runWriter.toString()`, see store-writer.ts): it must use nothing but its
- * parameters and JavaScript's globals. Requests are handled in arrival order, each in one
- * transaction; every request gets exactly one reply.
+ * parameters and JavaScript's globals. Requests are handled in arrival order; the requests of one
+ * save share one transaction, so a crash keeps the previous save or this one, and a page of the
+ * B-tree is written once per save however many slices touch it. Every request gets exactly one
+ * reply.
  */
 export function runWriter(
   port: MessagePort,
@@ -79,6 +120,9 @@ export function runWriter(
   type Swept = { quota: string; key: string; layout: number; idle_at: number };
   const sweepFirst = db.prepare<[number], Swept>(sql.sweepFirst);
   const sweepNext = db.prepare<[string, string, number], Swept>(sql.sweepNext);
+  /** keys, layouts, states in hex, byte lengths, leases (JSON but the hex), count, last key */
+  type Slice = [string, string, string | null, string, string, number, string | null];
+  const readSlice = db.prepare<[string, string, number, number], Slice>(sql.readSlice).raw();
   /** quota \0 stride \0 limits → quota_layout.id */
   const layouts = new Map<string, number>();
   let sweptTo: { quota: string; key: string } | undefined;
@@ -146,24 +190,98 @@ export function runWriter(
     return { written: 0, deleted };
   }
 
+  /** Where each read stands: the last key it returned; reads that returned their last slice. */
+  const reads = new Map<number, string>();
+  const finished = new Set<number>();
+
+  function read(m: { read: number; quota: string; now: number; limit: number }): ReadSlice {
+    let after = reads.get(m.read);
+    if (after === undefined) {
+      if (finished.has(m.read)) after = undefined;
+      else reads.set(m.read, (after = ''));
+    }
+    const row = after === undefined ? undefined : readSlice.get(m.quota, after, m.now, m.limit);
+    const count = row?.[5] ?? 0;
+    const done = count < m.limit;
+    if (done) {
+      reads.delete(m.read);
+      finished.add(m.read);
+    } else {
+      reads.set(m.read, row![6] ?? '');
+    }
+    const hex = row?.[2] ?? '';
+    const state = new Float64Array(hex.length / 16);
+    Buffer.from(state.buffer).write(hex, 'hex');
+    return {
+      keys: row?.[0] ?? '[]',
+      layouts: Int32Array.from(JSON.parse(row?.[1] ?? '[]') as number[]),
+      strides: Int32Array.from(JSON.parse(row?.[3] ?? '[]') as number[], (bytes) => bytes / 8),
+      state,
+      leases: row?.[4] ?? '[]',
+      done,
+    };
+  }
+
+  /** The save whose transaction is open, and the first failure of a save (rolled back). */
+  let open: number | undefined;
+  let failed: { save: number; error: string } | undefined;
+
+  /** Runs `work` inside the transaction of `save` (opened by its first request). */
+  function inSave(save: number, work: () => { written: number; deleted: number }) {
+    if (failed?.save === save) throw new Error(failed.error);
+    if (open !== save) {
+      if (open !== undefined && db.inTransaction) db.exec('ROLLBACK'); // a save never committed
+      db.exec('BEGIN');
+      open = save;
+    }
+    try {
+      return work();
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      open = undefined;
+      failed = { save, error: String(error) };
+      throw error;
+    }
+  }
+
+  function commit(save: number): { written: number; deleted: number } {
+    if (failed?.save === save) throw new Error(failed.error);
+    if (open === save) {
+      open = undefined;
+      db.exec('COMMIT');
+    }
+    return { written: 0, deleted: 0 };
+  }
+
   port.on('message', (m: WriterRequest & { id: number }) => {
     let reply: WriterReply;
     try {
-      let done = { written: 0, deleted: 0 };
+      let done: { written: number; deleted: number; slice?: ReadSlice } = {
+        written: 0,
+        deleted: 0,
+      };
       switch (m.kind) {
         case 'write':
-          done = db.transaction(() => write(m))();
+          done = inSave(m.save, () => write(m));
           break;
         case 'purge':
-          db.transaction(() => {
+          done = inSave(m.save, () => {
             for (const quota of m.quotas) purge.run(quota);
-          })();
-          layouts.clear();
+            layouts.clear();
+            return { written: 0, deleted: 0 };
+          });
+          break;
+        case 'commit':
+          done = commit(m.save);
           break;
         case 'sweep':
           done = sweep(m.now, m.maxRows);
           break;
+        case 'read':
+          done = { written: 0, deleted: 0, slice: read(m) };
+          break;
         case 'close':
+          if (db.inTransaction) db.exec('ROLLBACK');
           db.close();
           break;
       }
@@ -173,7 +291,10 @@ export function runWriter(
       layouts.clear();
       reply = { id: m.id, ok: false, error: String(error) };
     }
-    port.postMessage(reply);
+    const slice = reply.ok ? reply.slice : undefined;
+    const moved =
+      slice === undefined ? [] : [slice.state.buffer, slice.layouts.buffer, slice.strides.buffer];
+    port.postMessage(reply, moved as ArrayBuffer[]);
     if (m.kind === 'close') port.close();
   });
 }
