@@ -7,7 +7,15 @@
 import type { QuotaSpec } from '@app/contracts';
 import { Engine, VirtualClock } from '@app/engine';
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LimiterService } from '../apps/limiter/src/engine-host/limiter.service';
@@ -282,5 +290,23 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
     expect(query("SELECT name FROM sqlite_master WHERE name = 'quota_snapshot'")).toEqual([]);
     expect(query<{ user_version: number }>('PRAGMA user_version')[0]?.user_version).toBe(2);
     expect(storedKeys()).toEqual(['alice']);
+  });
+
+  it('moves a file damaged inside aside (found by the check run beside the restore)', async () => {
+    const first = await open([perMinute]);
+    acquireMany(first, 5000);
+    await close(first);
+    // Garbage over pages in the middle of the file: it opens, but its B-tree is broken.
+    const fd = openSync(join(dir, DATABASE_FILE), 'r+');
+    writeSync(fd, Buffer.alloc(4096 * 4, 0x5a), 0, 4096 * 4, 4096 * 10);
+    closeSync(fd);
+
+    const second = await open([perMinute]);
+    expect(readdirSync(dir).some((f) => f.startsWith(`${DATABASE_FILE}.damaged-`))).toBe(true);
+    expect(second.persistence.stats.enabled).toBe(true);
+    expect(second.limiter.engine.footprint().keys).toBe(0);
+    acquireMany(second, 10);
+    await second.persistence.persist();
+    expect(storedKeys()).toHaveLength(10);
   });
 });

@@ -13,7 +13,8 @@ import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
 import { isPersisted } from './persisted-quotas';
 import { StoreWriter } from './store-writer';
-import type { ReadSlice, WriterReply } from './writer-thread';
+import type { ReadSlice } from './stored-slice';
+import type { WriterReply } from './writer-thread';
 import { encodeSlice, parseLeases } from './stored-rows';
 import { UsageStore } from './usage-store';
 
@@ -64,6 +65,8 @@ export class PersistenceService {
   private saving: Promise<void> | undefined;
   /** Set when shutdown gave up on the last write: the save loop stops. */
   private abandoned = false;
+  /** Set while a file found damaged at start is being replaced. */
+  private damaged = false;
   /** Quotas whose keys this process keeps stored, with the engine generation they belong to. */
   private readonly owned = new Map<string, number>();
   /** Stored quotas not configured at start: restored if a later config brings them back. */
@@ -95,15 +98,42 @@ export class PersistenceService {
    * that do not exist, and a key that took requests before its stored copy arrives keeps its own.
    */
   async start(): Promise<void> {
-    this.store = UsageStore.open(this.settings.dataDir, this.log);
-    this.stats.enabled = this.store !== undefined;
-    if (this.store === undefined) return;
-    await this.restore(this.store);
+    const store = UsageStore.open(this.settings.dataDir, this.log);
+    this.store = store;
+    this.stats.enabled = store !== undefined;
+    if (store === undefined) return;
+    // The store thread reads the first slices while the event loop checks the whole file.
+    const restoring = this.restore(store);
+    let problem: string | undefined;
+    try {
+      problem = store.check();
+    } catch (error) {
+      problem = String(error);
+    }
+    if (problem === undefined) {
+      await restoring;
+    } else {
+      // Nothing was loaded yet (the check ran first): stop reading, start empty on a new file.
+      this.damaged = true;
+      await this.writer?.terminate();
+      await restoring;
+      this.pending.clear();
+      this.owned.clear();
+      this.layouts.clear();
+      this.store = store.replaceDamaged(problem, this.log);
+      this.stats.enabled = this.store !== undefined;
+      this.damaged = false;
+      if (this.store === undefined) return;
+    }
     this.timer = setInterval(() => void this.persist(), PERSIST_EVERY_MS);
     this.timer.unref();
   }
 
-  /** A config change may bring back a quota stored before the restart. */
+  /**
+   * A config change may bring back a quota stored before the restart. Its first slice of keys is
+   * loaded in this turn, before any request can reach the quota; a larger quota goes on a slice a
+   * turn, and a key that takes requests before its stored copy arrives keeps its own count.
+   */
   restorePending(): void {
     const store = this.store;
     if (this.pending.size === 0 || store === undefined) return;
@@ -111,14 +141,34 @@ export class PersistenceService {
     for (const name of this.pending) {
       if (!configured.has(name)) continue;
       this.pending.delete(name);
-      this.readBack(store, name, this.clock.now())
-        .catch((error: unknown) => {
-          this.log.error(`cannot read quota ${name} from ${store.path}: ${String(error)}`);
-        })
-        .finally(() => {
-          if (this.pending.size === 0) this.layouts.clear();
-        });
+      this.restoreQuota(store, name, '', { keys: 0 });
     }
+  }
+
+  private restoreQuota(
+    store: UsageStore,
+    name: string,
+    after: string,
+    unreadable: { keys: number },
+  ): void {
+    if (this.store !== store) return; // stopped
+    let read: { slice: ReadSlice; last: string | undefined };
+    try {
+      read = store.readSlice(name, after, this.clock.now(), RESTORE_SLICE);
+    } catch (error) {
+      this.log.error(`cannot read quota ${name} from ${store.path}: ${String(error)}`);
+      return;
+    }
+    this.loadSlice(name, read.slice, this.clock.now(), undefined, unreadable);
+    const last = read.last;
+    if (last !== undefined) {
+      setImmediate(() => this.restoreQuota(store, name, last, unreadable));
+      return;
+    }
+    if (unreadable.keys > 0) {
+      this.log.error(`${unreadable.keys} stored keys of quota ${name} are unreadable: left out`);
+    }
+    if (this.pending.size === 0) this.layouts.clear();
   }
 
   /**
@@ -312,7 +362,9 @@ export class PersistenceService {
       for (const quota of restored) keys += await this.readBack(store, quota, now, used);
       store.dropLayoutsExcept(restored, used);
     } catch (error) {
-      this.log.error(`cannot read ${store.path} (${String(error)}): the rest starts empty`);
+      if (!this.damaged) {
+        this.log.error(`cannot read ${store.path} (${String(error)}): the rest starts empty`);
+      }
     }
     if (this.pending.size === 0) this.layouts.clear();
     if (keys > 0 || this.pending.size > 0) {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
+import { sliceOf } from './stored-slice';
 import { WRITER_SQL } from './usage-store';
 import {
   runWriter,
@@ -21,7 +22,7 @@ const CACHE_KIB = 16_384;
  */
 const WRITER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
-(${runWriter.toString()})(parentPort, workerData, Database);`;
+(${runWriter.toString()})(parentPort, workerData, Database, ${sliceOf.toString()});`;
 
 export type WriteOutcome = WriterReply;
 

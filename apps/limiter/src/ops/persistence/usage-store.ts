@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { parseQuotaSnapshot, storedUntil } from './persisted-quotas';
-import { openSqliteFile, type SqliteLog } from './sqlite-file';
+import { sliceOf, type ReadSlice, type SliceRow } from './stored-slice';
+import { integrityProblem, openSqliteFile, replaceDamaged, type SqliteLog } from './sqlite-file';
 
 export const DATABASE_FILE = 'limiter.sqlite';
 /** 1: one JSON snapshot per quota (quota_snapshot). 2: one row per (quota, key). */
@@ -127,6 +128,8 @@ export interface StoredLayoutRow {
  * (store-writer.ts), which opens its own connection.
  */
 export class UsageStore {
+  private slices: Database.Statement<[string, string, number, number], SliceRow> | undefined;
+
   private constructor(
     private readonly db: Database.Database,
     readonly path: string,
@@ -137,7 +140,25 @@ export class UsageStore {
    * empty one; any other failure answers undefined (the limiter then runs without persistence).
    */
   static open(dir: string, log: StoreLog): UsageStore | undefined {
-    const opened = openSqliteFile(dir, DATABASE_FILE, (db) => createSchema(db, log), log, 'usage');
+    const schema = (db: Database.Database): void => createSchema(db, log);
+    // The integrity check (a read of the whole file) is left to `check`, run while restoring.
+    const opened = openSqliteFile(dir, DATABASE_FILE, schema, log, 'usage', false);
+    return opened === undefined ? undefined : new UsageStore(opened.db, opened.path);
+  }
+
+  /** SQLite's quick_check of the whole file: undefined when sound, else what is wrong. */
+  check(): string | undefined {
+    return integrityProblem(this.db);
+  }
+
+  /**
+   * This file was found damaged: closes it, moves it aside and opens an empty one in its place
+   * (undefined when that fails too). Other connections to it must be closed first.
+   */
+  replaceDamaged(problem: string, log: StoreLog): UsageStore | undefined {
+    this.db.close();
+    const schema = (db: Database.Database): void => createSchema(db, log);
+    const opened = replaceDamaged(this.path, problem, schema, log, 'usage');
     return opened === undefined ? undefined : new UsageStore(opened.db, opened.path);
   }
 
@@ -150,6 +171,19 @@ export class UsageStore {
   /** The quotas that have stored keys (or had: a layout outlives its keys until the next start). */
   storedQuotas(): string[] {
     return this.db.prepare<[], string>('SELECT DISTINCT quota FROM quota_layout').pluck().all();
+  }
+
+  /** Up to `limit` live keys of `quota` after `afterKey`, as the store thread reads them. */
+  readSlice(
+    quota: string,
+    afterKey: string,
+    now: number,
+    limit: number,
+  ): { slice: ReadSlice; last: string | undefined } {
+    this.slices ??= this.db
+      .prepare<[string, string, number, number], SliceRow>(WRITER_SQL.readSlice)
+      .raw();
+    return sliceOf(this.slices.get(quota, afterKey, now, limit), limit);
   }
 
   /** Drops the layouts of `quotas` no live key uses; their keys are swept as orphans. */

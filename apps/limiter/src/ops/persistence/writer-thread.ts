@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MessagePort } from 'node:worker_threads';
+import type { ReadSlice, SliceRow, sliceOf } from './stored-slice';
 import type { WriterSql } from './usage-store';
 
 /** What the writer thread is started with. */
@@ -38,25 +39,6 @@ export interface WriteRequest {
   readonly leases: readonly string[];
   /** Keys whose stored rows must go, deleted before the rows are written. */
   readonly gone: readonly { readonly quota: string; readonly keys: readonly string[] }[];
-}
-
-/**
- * One slice of a quota's stored keys, as a restore loads them: key i is entry i of each column.
- * Built by SQLite's own aggregates (JSON and hex text), so the thread handles one row a slice, and
- * the event loop parses the keys with JSON.parse, not a value at a time.
- */
-export interface ReadSlice {
-  /** JSON array of the keys. */
-  readonly keys: string;
-  readonly layouts: Int32Array;
-  /** Numbers stored per key. */
-  readonly strides: Int32Array;
-  /** The keys' numbers one after the other. */
-  readonly state: Float64Array;
-  /** JSON array of each key's leases (JSON text) or null. */
-  readonly leases: string;
-  /** The last slice of this read. */
-  readonly done: boolean;
 }
 
 export type WriterRequest =
@@ -104,6 +86,7 @@ export function runWriter(
   port: MessagePort,
   data: WriterData,
   Database: typeof BetterSqlite3,
+  decode: typeof sliceOf,
 ): void {
   const db = new Database(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
@@ -120,9 +103,7 @@ export function runWriter(
   type Swept = { quota: string; key: string; layout: number; idle_at: number };
   const sweepFirst = db.prepare<[number], Swept>(sql.sweepFirst);
   const sweepNext = db.prepare<[string, string, number], Swept>(sql.sweepNext);
-  /** keys, layouts, states in hex, byte lengths, leases (JSON but the hex), count, last key */
-  type Slice = [string, string, string | null, string, string, number, string | null];
-  const readSlice = db.prepare<[string, string, number, number], Slice>(sql.readSlice).raw();
+  const readSlice = db.prepare<[string, string, number, number], SliceRow>(sql.readSlice).raw();
   /** quota \0 stride \0 limits → quota_layout.id */
   const layouts = new Map<string, number>();
   let sweptTo: { quota: string; key: string } | undefined;
@@ -195,31 +176,18 @@ export function runWriter(
   const finished = new Set<number>();
 
   function read(m: { read: number; quota: string; now: number; limit: number }): ReadSlice {
-    let after = reads.get(m.read);
-    if (after === undefined) {
-      if (finished.has(m.read)) after = undefined;
-      else reads.set(m.read, (after = ''));
-    }
-    const row = after === undefined ? undefined : readSlice.get(m.quota, after, m.now, m.limit);
-    const count = row?.[5] ?? 0;
-    const done = count < m.limit;
-    if (done) {
+    const after = reads.get(m.read) ?? (finished.has(m.read) ? undefined : '');
+    const { slice, last } = decode(
+      after === undefined ? undefined : readSlice.get(m.quota, after, m.now, m.limit),
+      m.limit,
+    );
+    if (last === undefined) {
       reads.delete(m.read);
       finished.add(m.read);
     } else {
-      reads.set(m.read, row![6] ?? '');
+      reads.set(m.read, last);
     }
-    const hex = row?.[2] ?? '';
-    const state = new Float64Array(hex.length / 16);
-    Buffer.from(state.buffer).write(hex, 'hex');
-    return {
-      keys: row?.[0] ?? '[]',
-      layouts: Int32Array.from(JSON.parse(row?.[1] ?? '[]') as number[]),
-      strides: Int32Array.from(JSON.parse(row?.[3] ?? '[]') as number[], (bytes) => bytes / 8),
-      state,
-      leases: row?.[4] ?? '[]',
-      done,
-    };
+    return slice;
   }
 
   /** The save whose transaction is open, and the first failure of a save (rolled back). */
