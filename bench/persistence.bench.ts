@@ -11,8 +11,9 @@
  * period, random keys) while a probe sends `GET /healthz` back to back. It prints the event-loop
  * delay inside the limiter over that window (prom-client's monitorEventLoopDelay, 10 ms
  * resolution, via /metrics), the probe's round trips (p50/p99/max), RSS per key, the last save's
- * duration where the build reports it, the time SIGTERM takes, and the time a restart takes until
- * /healthz answers (usage restored before the server listens). Beside it, in the same run, the
+ * duration where the build reports it, the time SIGTERM takes, and the median of 3 restarts until
+ * /healthz answers (usage restored before the server listens), the subjects' restarts taken in
+ * turn, round by round, so a drift of the machine's load touches all. Beside it, in the same run, the
  * lower bound of writing: a raw better-sqlite3 upsert of the same rows (one transaction, N rows,
  * then the share one period touches) into the same table shape.
  *
@@ -39,6 +40,8 @@ const WINDOW_MS = QUICK ? 2 * PERIOD_MS : 3 * PERIOD_MS;
 /** Share of the keys the traffic touches per save period. */
 const TOUCH_SHARE = 0.1;
 const BATCH = 1000;
+/** Restarts per subject; the median is printed. */
+const RESTARTS = 3;
 const root = join(__dirname, '..');
 const beforeRoot = process.env['BENCH_BEFORE_ROOT'];
 
@@ -180,12 +183,16 @@ async function startLimiter(subject: Subject, port: number, dir: string): Promis
   );
 }
 
-async function run(subject: Subject, n: number): Promise<Outcome> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-persistence-'));
+/** Fills, measures a window of saves, then SIGTERM; the data directory is kept for restarts. */
+async function run(
+  subject: Subject,
+  n: number,
+  dir: string,
+): Promise<Omit<Outcome, 'restartMs' | 'restored'>> {
   writeFileSync(join(dir, 'limits.yaml'), CONFIG);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  let limiter = await startLimiter(subject, port, dir);
+  const limiter = await startLimiter(subject, port, dir);
   try {
     const filling = performance.now();
     await fill(url, n);
@@ -223,12 +230,6 @@ async function run(subject: Subject, n: number): Promise<Outcome> {
     const code = await limiter.stop();
     const sigtermMs = performance.now() - signalled;
     if (code !== 0) throw new Error(`${subject.label}: exit ${code}\n${limiter.output()}`);
-    const starting = performance.now();
-    limiter = await startLimiter(subject, port, dir);
-    const restartMs = performance.now() - starting;
-    const stats = (await (await fetch(`${url}/v1/stats/user-0`)).json()) as {
-      limits: { used: number }[];
-    };
     return {
       fillS,
       loop: {
@@ -247,12 +248,24 @@ async function run(subject: Subject, n: number): Promise<Outcome> {
       saveMs: ms('ratelimit_persistence_last_write_duration_seconds'),
       saves,
       sigtermMs,
-      restartMs,
-      restored: (stats.limits[0]?.used ?? 0) > 0,
     };
   } finally {
     await limiter.stop();
-    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Start until /healthz answers (usage is restored before the server listens), then SIGTERM. */
+async function restart(subject: Subject, dir: string): Promise<{ ms: number; restored: boolean }> {
+  const port = await freePort();
+  const starting = performance.now();
+  const limiter = await startLimiter(subject, port, dir);
+  const ms = performance.now() - starting;
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/stats/user-0`);
+    const stats = (await res.json()) as { limits: { used: number }[] };
+    return { ms, restored: (stats.limits[0]?.used ?? 0) > 0 };
+  } finally {
+    await limiter.stop();
   }
 }
 
@@ -318,15 +331,32 @@ async function main(): Promise<void> {
     );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
     const outcomes = new Map<string, Outcome>();
-    for (const s of subjects) {
-      const o = await run(s, n);
-      outcomes.set(s.label, o);
-      console.log(
-        `| ${s.label} | ${f(o.loop.p50, 1)} | ${f(o.loop.p99, 1)} | ${f(o.loop.max, 1)} | ` +
-          `${f(o.probe.p50, 2)} | ${f(o.probe.p99, 1)} | ${f(o.probe.max, 1)} | ${f(o.rssMiB)} | ` +
-          `${f(o.bytesPerKey)} | ${f(o.saveMs)} | ${o.saves} | ${f(o.sigtermMs)} | ` +
-          `${f(o.restartMs)} | ${s.persist ? String(o.restored) : '-'} |`,
-      );
+    const dirs = subjects.map(() => mkdtempSync(join(tmpdir(), 'bench-persistence-')));
+    try {
+      const runs = [];
+      for (const [i, s] of subjects.entries()) runs.push(await run(s, n, dirs[i]!));
+      // Restarts alternate between the subjects, round by round: the machine's load drifts.
+      const restarts = subjects.map((): { ms: number; restored: boolean }[] => []);
+      for (let round = 0; round < RESTARTS; round++) {
+        for (const [i, s] of subjects.entries()) restarts[i]!.push(await restart(s, dirs[i]!));
+      }
+      for (const [i, s] of subjects.entries()) {
+        const times = restarts[i]!.map((r) => r.ms).sort((a, b) => a - b);
+        const o: Outcome = {
+          ...runs[i]!,
+          restartMs: times[times.length >> 1]!,
+          restored: restarts[i]!.every((r) => r.restored),
+        };
+        outcomes.set(s.label, o);
+        console.log(
+          `| ${s.label} | ${f(o.loop.p50, 1)} | ${f(o.loop.p99, 1)} | ${f(o.loop.max, 1)} | ` +
+            `${f(o.probe.p50, 2)} | ${f(o.probe.p99, 1)} | ${f(o.probe.max, 1)} | ${f(o.rssMiB)} | ` +
+            `${f(o.bytesPerKey)} | ${f(o.saveMs)} | ${o.saves} | ${f(o.sigtermMs)} | ` +
+            `${f(o.restartMs)} | ${s.persist ? String(o.restored) : '-'} |`,
+        );
+      }
+    } finally {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     }
     const off = outcomes.get('off (peer)')!;
     for (const [label, o] of outcomes) {

@@ -15,12 +15,16 @@ const BUSY_TIMEOUT_MS = 5000;
 const SWEEP_STEP = 2000;
 /** 16 MiB: the B-tree pages of about 200 000 keys. */
 const CACHE_KIB = 16_384;
+/** Below the event loop's priority (0), so saving yields the CPU to requests. */
+const NICE = 10;
 
 /**
  * The writer thread is started from its source text, so it runs the same whether the limiter
  * runs from its TypeScript sources or as one bundle (which has no separate worker file).
  */
 const WRITER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
+// On Linux a nice value is per thread: the event loop's thread wins a busy core over this one.
+if (process.platform === 'linux') require('node:os').setPriority(workerData.nice);
 const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
 (${runWriter.toString()})(parentPort, workerData, Database, ${sliceOf.toString()});`;
 
@@ -44,6 +48,7 @@ export class StoreWriter {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       sweepStep: SWEEP_STEP,
       cacheKiB: CACHE_KIB,
+      nice: NICE,
       requireFrom: join(__dirname, 'writer'),
     };
     // execArgv: none of the parent's preloads (a TypeScript loader would only slow its start).

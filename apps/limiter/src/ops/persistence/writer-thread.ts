@@ -12,6 +12,8 @@ export interface WriterData {
   readonly sweepStep: number;
   /** SQLite page cache of the writer's connection. */
   readonly cacheKiB: number;
+  /** The thread's nice value (Linux, where it is per thread). */
+  readonly nice: number;
   /** A file beside the caller, from which `better-sqlite3` is resolved. */
   readonly requireFrom: string;
 }
