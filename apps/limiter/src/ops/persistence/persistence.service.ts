@@ -1,22 +1,14 @@
-import {
-  SnapshotError,
-  systemClock,
-  type ChangeCursor,
-  type ChangedRows,
-  type Clock,
-  type LimitSpec,
-  type StoredLayout,
-} from '@app/engine';
+import { systemClock, type ChangeCursor, type ChangedRows, type Clock } from '@app/engine';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
 import { isPersisted } from './persisted-quotas';
 import { StoreWriter } from './store-writer';
-import type { ReadSlice } from './stored-slice';
-import type { WriterReply } from './writer-thread';
-import { encodeSlice, parseLeases } from './stored-rows';
+import { encodeSlice } from './stored-rows';
+import { UsageRestore } from './usage-restore';
 import { UsageStore } from './usage-store';
+import type { WriterReply } from './writer-thread';
 
 /** How often usage is written when it changed: the most admissions a crash can forget. */
 export const PERSIST_EVERY_MS = 5000;
@@ -26,10 +18,6 @@ export const SLICE_ROWS = 2048;
 const MAX_IN_FLIGHT = 4;
 /** Stored rows the writer thread examines for idleness after each save. */
 const SWEEP_ROWS = 50_000;
-/** Stored keys a restore loads per event-loop turn. */
-const RESTORE_SLICE = 2048;
-/** Slices of a restore being read by the store thread while one is loaded. */
-const READS_IN_FLIGHT = 3;
 /** The last write at shutdown is abandoned past this; a crash would lose as much. */
 export const FINAL_WRITE_LIMIT_MS = 10_000;
 
@@ -65,18 +53,11 @@ export class PersistenceService {
   private saving: Promise<void> | undefined;
   /** Set when shutdown gave up on the last write: the save loop stops. */
   private abandoned = false;
-  /** Set while a file found damaged at start is being replaced. */
-  private damaged = false;
   /** Quotas whose keys this process keeps stored, with the engine generation they belong to. */
   private readonly owned = new Map<string, number>();
-  /** Stored quotas not configured at start: restored if a later config brings them back. */
-  private readonly pending = new Set<string>();
-  /** Stored layouts by id, kept while quotas are pending (null: unreadable). */
-  private layouts = new Map<number, StoredLayout | null>();
   private lastFailure = '';
-  /** Saves started, numbering each save's transaction in the writer thread; reads likewise. */
+  /** Saves started, numbering each save's transaction in the writer thread. */
   private saves = 0;
-  private reads = 0;
   readonly stats: PersistenceStats = {
     writes: 0,
     failures: 0,
@@ -87,11 +68,18 @@ export class PersistenceService {
     enabled: false,
   };
 
+  private readonly restore: UsageRestore;
+
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly limiter: LimiterService,
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    // A quota whose keys were loaded is stored by this process from now on.
+    this.restore = new UsageRestore(limiter.engine, this.log, (quota) => {
+      if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
+    });
+  }
 
   /**
    * Call after the config is in force, and before any request is served: restore skips quotas
@@ -103,7 +91,12 @@ export class PersistenceService {
     this.stats.enabled = store !== undefined;
     if (store === undefined) return;
     // The store thread reads the first slices while the event loop checks the whole file.
-    const restoring = this.restore(store);
+    const restoring = this.restore.atStart(
+      store,
+      this.writerOn(store),
+      new Set(this.limiter.quotas().map((q) => q.name)),
+      this.clock.now(),
+    );
     let problem: string | undefined;
     try {
       problem = store.check();
@@ -114,15 +107,12 @@ export class PersistenceService {
       await restoring;
     } else {
       // Nothing was loaded yet (the check ran first): stop reading, start empty on a new file.
-      this.damaged = true;
+      this.restore.abandon();
       await this.writer?.terminate();
       await restoring;
-      this.pending.clear();
       this.owned.clear();
-      this.layouts.clear();
       this.store = store.replaceDamaged(problem, this.log);
       this.stats.enabled = this.store !== undefined;
-      this.damaged = false;
       if (this.store === undefined) return;
     }
     this.timer = setInterval(() => void this.persist(), PERSIST_EVERY_MS);
@@ -135,40 +125,9 @@ export class PersistenceService {
    * turn, and a key that takes requests before its stored copy arrives keeps its own count.
    */
   restorePending(): void {
-    const store = this.store;
-    if (this.pending.size === 0 || store === undefined) return;
+    if (this.store === undefined) return;
     const configured = new Set(this.limiter.quotas().map((q) => q.name));
-    for (const name of this.pending) {
-      if (!configured.has(name)) continue;
-      this.pending.delete(name);
-      this.restoreQuota(store, name, '', { keys: 0 });
-    }
-  }
-
-  private restoreQuota(
-    store: UsageStore,
-    name: string,
-    after: string,
-    unreadable: { keys: number },
-  ): void {
-    if (this.store !== store) return; // stopped
-    let read: { slice: ReadSlice; last: string | undefined };
-    try {
-      read = store.readSlice(name, after, this.clock.now(), RESTORE_SLICE);
-    } catch (error) {
-      this.log.error(`cannot read quota ${name} from ${store.path}: ${String(error)}`);
-      return;
-    }
-    this.loadSlice(name, read.slice, this.clock.now(), undefined, unreadable);
-    const last = read.last;
-    if (last !== undefined) {
-      setImmediate(() => this.restoreQuota(store, name, last, unreadable));
-      return;
-    }
-    if (unreadable.keys > 0) {
-      this.log.error(`${unreadable.keys} stored keys of quota ${name} are unreadable: left out`);
-    }
-    if (this.pending.size === 0) this.layouts.clear();
+    this.restore.comeBack(this.store, configured, () => this.clock.now());
   }
 
   /**
@@ -341,115 +300,5 @@ export class PersistenceService {
       this.log.error(`cannot delete idle usage: ${r.error}`);
       this.lastFailure = r.error;
     }
-  }
-
-  /**
-   * At start, before any request: every live stored key of a configured quota is loaded, quota by
-   * quota. Keys of quotas not configured now stay stored (pending).
-   */
-  private async restore(store: UsageStore): Promise<void> {
-    const now = this.clock.now();
-    const configured = new Set(this.limiter.quotas().map((q) => q.name));
-    const restored = new Set<string>();
-    const used = new Set<number>();
-    let keys = 0;
-    try {
-      this.layouts = this.compileLayouts(store);
-      for (const quota of store.storedQuotas()) {
-        if (configured.has(quota)) restored.add(quota);
-        else this.pending.add(quota);
-      }
-      for (const quota of restored) keys += await this.readBack(store, quota, now, used);
-      store.dropLayoutsExcept(restored, used);
-    } catch (error) {
-      if (!this.damaged) {
-        this.log.error(`cannot read ${store.path} (${String(error)}): the rest starts empty`);
-      }
-    }
-    if (this.pending.size === 0) this.layouts.clear();
-    if (keys > 0 || this.pending.size > 0) {
-      this.log.log(`restored ${keys} keys; stored quotas not configured: ${this.pending.size}`);
-    }
-  }
-
-  /**
-   * Loads a quota's live stored keys, read by the store thread: the next slices are read there
-   * while this one is loaded here, a few on their way at once. Returns the keys loaded.
-   */
-  private async readBack(
-    store: UsageStore,
-    quota: string,
-    now: number,
-    used?: Set<number>,
-  ): Promise<number> {
-    const thread = this.writerOn(store);
-    const read = ++this.reads;
-    const ask = (): Promise<WriterReply> => thread.read(read, quota, now, RESTORE_SLICE);
-    const asked = Array.from({ length: READS_IN_FLIGHT }, ask);
-    let keys = 0;
-    const unreadable = { keys: 0 };
-    for (;;) {
-      const reply = await asked.shift()!;
-      if (!reply.ok) throw new Error(reply.error);
-      const slice = reply.slice!;
-      keys += this.loadSlice(quota, slice, now, used, unreadable);
-      if (slice.done) break;
-      asked.push(ask());
-    }
-    await Promise.all(asked); // answered empty: the read is over
-    if (unreadable.keys > 0) {
-      this.log.error(`${unreadable.keys} stored keys of quota ${quota} are unreadable: left out`);
-    }
-    return keys;
-  }
-
-  /** Loads one slice of stored keys; returns how many were loaded (the rest is counted). */
-  private loadSlice(
-    quota: string,
-    slice: ReadSlice,
-    now: number,
-    used: Set<number> | undefined,
-    unreadable: { keys: number },
-  ): number {
-    const engine = this.limiter.engine;
-    const keys = JSON.parse(slice.keys) as string[];
-    const leases = JSON.parse(slice.leases) as (string | null)[];
-    let loaded = 0;
-    let offset = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const id = slice.layouts[i]!;
-      const stride = slice.strides[i]!;
-      const at = offset;
-      offset += stride;
-      used?.add(id);
-      const layout = this.layouts.get(id);
-      // A layout newer than the start holds keys this process wrote itself: the engine has them.
-      if (layout === undefined) continue;
-      const held = leases[i] ?? null;
-      const leased = held === null ? [] : parseLeases(held);
-      if (layout === null || layout.stride !== stride || leased === undefined) {
-        unreadable.keys++;
-        continue;
-      }
-      if (engine.restoreStoredKey(layout, keys[i]!, slice.state, at, leased, now)) loaded++;
-    }
-    if (loaded > 0 && !this.owned.has(quota)) this.owned.set(quota, engine.generationOf(quota)!);
-    return loaded;
-  }
-
-  private compileLayouts(store: UsageStore): Map<number, StoredLayout | null> {
-    const layouts = new Map<number, StoredLayout | null>();
-    for (const l of store.layouts()) {
-      try {
-        // Whatever the text holds, storedLayout compiles it as a quota would be (or throws).
-        const limits = JSON.parse(l.limits) as readonly LimitSpec[];
-        layouts.set(l.id, this.limiter.engine.storedLayout(l.quota, limits, l.stride));
-      } catch (error) {
-        const why = error instanceof SnapshotError ? error.message : String(error);
-        this.log.error(`${store.path}: keys of quota ${l.quota} are unreadable (${why})`);
-        layouts.set(l.id, null);
-      }
-    }
-    return layouts;
   }
 }
