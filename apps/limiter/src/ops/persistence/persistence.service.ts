@@ -139,6 +139,9 @@ export class PersistenceService {
     this.timer = undefined;
     const store = this.store;
     if (store === undefined) return;
+    this.restore.abandon(); // a quota still coming back slice by slice stops here
+    // No request is served any more: the thread need not yield the CPU to the event loop.
+    void this.writer?.nice(0);
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), FINAL_WRITE_LIMIT_MS);

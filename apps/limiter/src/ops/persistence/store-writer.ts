@@ -24,9 +24,12 @@ const NICE = 10;
  */
 const WRITER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
 // On Linux a nice value is per thread: the event loop's thread wins a busy core over this one.
-if (process.platform === 'linux') require('node:os').setPriority(workerData.nice);
+const renice = (nice) => {
+  if (process.platform === 'linux') require('node:os').setPriority(nice);
+};
+renice(workerData.nice);
 const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
-(${runWriter.toString()})(parentPort, workerData, Database, ${sliceOf.toString()});`;
+(${runWriter.toString()})(parentPort, workerData, Database, ${sliceOf.toString()}, renice);`;
 
 export type WriteOutcome = WriterReply;
 
@@ -97,6 +100,11 @@ export class StoreWriter {
 
   sweep(now: number, maxRows: number): Promise<WriterReply> {
     return this.send({ kind: 'sweep', now, maxRows });
+  }
+
+  /** The thread's priority from now on (shutdown: as high as the event loop's, nothing to yield to). */
+  nice(nice: number): Promise<WriterReply> {
+    return this.send({ kind: 'nice', nice });
   }
 
   /** Waits for everything sent before, then closes the database and ends the thread. */

@@ -63,6 +63,8 @@ export type WriterRequest =
       readonly now: number;
       readonly limit: number;
     }
+  /** The thread's nice value from now on (Linux): shutdown raises it back to the loop's. */
+  | { readonly kind: 'nice'; readonly nice: number }
   | { readonly kind: 'close' };
 
 export type WriterReply =
@@ -89,6 +91,7 @@ export function runWriter(
   data: WriterData,
   Database: typeof BetterSqlite3,
   decode: typeof sliceOf,
+  renice: (nice: number) => void,
 ): void {
   const db = new Database(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
@@ -249,6 +252,9 @@ export function runWriter(
           break;
         case 'read':
           done = { written: 0, deleted: 0, slice: read(m) };
+          break;
+        case 'nice':
+          renice(m.nice);
           break;
         case 'close':
           if (db.inTransaction) db.exec('ROLLBACK');
