@@ -1,5 +1,5 @@
 /**
- * Per-key persistence against real SQLite and the real writer thread, in this process: the
+ * Per-key persistence against real SQLite and the real store thread, in this process: the
  * limiter service and its persistence service on a virtual clock, saves called by the test
  * (no waiting for the 5 s timer). Issue 11 point 1: a save writes only the keys that changed, in
  * slices across event-loop turns, and keeps what a restart needs.
@@ -108,7 +108,7 @@ afterEach(async () => {
 
 jest.setTimeout(60_000);
 
-describe('per-key persistence (real SQLite, writer thread)', () => {
+describe('per-key persistence (real SQLite, store thread)', () => {
   it('a save writes only the keys that changed since the last one', async () => {
     const r = await open([perMinute]);
     acquireMany(r, 1000);
@@ -220,10 +220,10 @@ describe('per-key persistence (real SQLite, writer thread)', () => {
     const r = await open([perMinute]);
     acquireMany(r, 4 * SLICE_ROWS);
     const saving = r.persistence.persist();
-    // The writer thread dies while the save is under way.
+    // The store thread dies while the save is under way.
     await new Promise((resolve) => setImmediate(resolve));
-    const writer = (r.persistence as unknown as { writer: { terminate(): Promise<void> } }).writer;
-    await writer.terminate();
+    const thread = (r.persistence as unknown as { thread: { terminate(): Promise<void> } }).thread;
+    await thread.terminate();
     await saving;
     expect(r.persistence.stats.failures).toBe(1);
 

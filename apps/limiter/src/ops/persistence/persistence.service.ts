@@ -4,19 +4,19 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
 import { isPersisted } from './persisted-quotas';
-import { StoreWriter } from './store-writer';
+import { StoreThread } from './store-thread';
 import { encodeSlice } from './stored-rows';
 import { UsageRestore } from './usage-restore';
 import { UsageStore } from './usage-store';
-import type { WriterReply } from './writer-thread';
+import type { StoreReply } from './store-thread-body';
 
 /** How often usage is written when it changed: the most admissions a crash can forget. */
 export const PERSIST_EVERY_MS = 5000;
 /** Changed keys copied per event-loop turn (about a millisecond of copying). */
 export const SLICE_ROWS = 2048;
-/** Slices handed to the writer thread and not yet written; past this a save waits (memory). */
+/** Slices handed to the store thread and not yet written; past this a save waits (memory). */
 const MAX_IN_FLIGHT = 4;
-/** Stored rows the writer thread examines for idleness after each save. */
+/** Stored rows the store thread examines for idleness after each save. */
 const SWEEP_ROWS = 50_000;
 /** The last write at shutdown is abandoned past this; a crash would lose as much. */
 export const FINAL_WRITE_LIMIT_MS = 10_000;
@@ -48,7 +48,7 @@ export interface PersistenceStats {
 export class PersistenceService {
   private readonly log = new Logger('Persistence');
   private store: UsageStore | undefined;
-  private writer: StoreWriter | undefined;
+  private thread: StoreThread | undefined;
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> | undefined;
   /** Set when shutdown gave up on the last write: the save loop stops. */
@@ -56,7 +56,7 @@ export class PersistenceService {
   /** Quotas whose keys this process keeps stored, with the engine generation they belong to. */
   private readonly owned = new Map<string, number>();
   private lastFailure = '';
-  /** Saves started, numbering each save's transaction in the writer thread. */
+  /** Saves started, numbering each save's transaction in the store thread. */
   private saves = 0;
   readonly stats: PersistenceStats = {
     writes: 0,
@@ -93,7 +93,7 @@ export class PersistenceService {
     // The store thread reads the first slices while the event loop checks the whole file.
     const restoring = this.restore.atStart(
       store,
-      this.writerOn(store),
+      this.threadOn(store),
       new Set(this.limiter.quotas().map((q) => q.name)),
       this.clock.now(),
     );
@@ -108,7 +108,7 @@ export class PersistenceService {
     } else {
       // Nothing was loaded yet (the check ran first): stop reading, start empty on a new file.
       this.restore.abandon();
-      await this.writer?.terminate();
+      await this.thread?.terminate();
       await restoring;
       this.owned.clear();
       this.store = store.replaceDamaged(problem, this.log);
@@ -141,7 +141,7 @@ export class PersistenceService {
     if (store === undefined) return;
     this.restore.abandon(); // a quota still coming back slice by slice stops here
     // No request is served any more: the thread need not yield the CPU to the event loop.
-    void this.writer?.nice(0);
+    void this.thread?.nice(0);
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), FINAL_WRITE_LIMIT_MS);
@@ -154,15 +154,15 @@ export class PersistenceService {
       if ((await Promise.race([last, limit])) === 'late') {
         this.abandoned = true;
         this.log.error(`the last write took over ${FINAL_WRITE_LIMIT_MS} ms: abandoned`);
-        await this.writer?.terminate();
+        await this.thread?.terminate();
       }
     } catch (error) {
       // Shutdown still completes (exit 0): the stored usage is at most one period old.
       this.log.error(`last write failed: ${String(error)}`);
     } finally {
       clearTimeout(timer);
-      await this.writer?.close();
-      this.writer = undefined;
+      await this.thread?.close();
+      this.thread = undefined;
       store.close();
       this.store = undefined;
     }
@@ -184,17 +184,17 @@ export class PersistenceService {
     if (store === undefined) return;
     const save = ++this.saves;
     // Started at its first request: a shutdown with nothing to write starts no thread.
-    const writer = (): StoreWriter => this.writerOn(store);
+    const thread = (): StoreThread => this.threadOn(store);
     const started = performance.now();
     const now = this.clock.now();
-    const purged: Promise<WriterReply>[] = [];
-    const names = this.persistedNames((quotas) => purged.push(writer().purge(quotas, save)));
-    const sent = await this.writeChanged(save, names, now, writer);
+    const purged: Promise<StoreReply>[] = [];
+    const names = this.persistedNames((quotas) => purged.push(thread().purge(quotas, save)));
+    const sent = await this.writeChanged(save, names, now, thread);
     if (purged.length + sent.replies.length === 0) {
-      if (!final) await this.sweep(writer(), now);
+      if (!final) await this.sweep(thread(), now);
       return;
     }
-    const replies = await Promise.all([...purged, ...sent.replies, writer().commit(save)]);
+    const replies = await Promise.all([...purged, ...sent.replies, thread().commit(save)]);
     const failure = replies.find((r) => !r.ok);
     if (failure !== undefined && !failure.ok) {
       // Rolled back as a whole: everything is written again by the next save.
@@ -216,25 +216,25 @@ export class PersistenceService {
     this.stats.writes++;
     this.stats.lastWriteAt = now;
     this.stats.lastWriteMs = performance.now() - started;
-    if (!final) await this.sweep(writer(), now);
+    if (!final) await this.sweep(thread(), now);
   }
 
   /**
    * Collects the changed keys of `names`, one slice per event-loop turn, and hands each slice to
-   * the writer thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The
+   * the store thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The
    * dropped keys are returned too, so a save that fails can mark them again.
    */
   private async writeChanged(
     save: number,
     names: ReadonlySet<string>,
     now: number,
-    writer: () => StoreWriter,
-  ): Promise<{ replies: Promise<WriterReply>[]; gone: ChangedRows['gone'] }> {
+    thread: () => StoreThread,
+  ): Promise<{ replies: Promise<StoreReply>[]; gone: ChangedRows['gone'] }> {
     const engine = this.limiter.engine;
-    const replies: Promise<WriterReply>[] = [];
+    const replies: Promise<StoreReply>[] = [];
     const gone: { quota: string; keys: string[] }[] = [];
-    const waiting = new Set<Promise<WriterReply>>();
-    const send = (reply: Promise<WriterReply>): void => {
+    const waiting = new Set<Promise<StoreReply>>();
+    const send = (reply: Promise<StoreReply>): void => {
       replies.push(reply);
       waiting.add(reply);
       void reply.then(() => waiting.delete(reply));
@@ -245,12 +245,12 @@ export class PersistenceService {
       cursor = next;
       for (const quota of rows.overflowed) {
         // More keys were dropped than the engine remembers: store the quota whole again.
-        send(writer().purge([quota], save));
+        send(thread().purge([quota], save));
         engine.markChanged(quota);
       }
       if (rows.keys.length > 0 || rows.gone.length > 0) {
         gone.push(...rows.gone);
-        send(writer().write(encodeSlice(rows, now), save));
+        send(thread().write(encodeSlice(rows, now), save));
       }
       while (waiting.size >= MAX_IN_FLIGHT) await Promise.race(waiting);
       if (cursor !== undefined) await nextTurn();
@@ -258,10 +258,10 @@ export class PersistenceService {
     return { replies, gone };
   }
 
-  /** The writer thread, started again if it died (a failure is retried at the next save). */
-  private writerOn(store: UsageStore): StoreWriter {
-    if (this.writer?.alive !== true) this.writer = new StoreWriter(store.path);
-    return this.writer;
+  /** The store thread, started again if it died (a failure is retried at the next save). */
+  private threadOn(store: UsageStore): StoreThread {
+    if (this.thread?.alive !== true) this.thread = new StoreThread(store.path);
+    return this.thread;
   }
 
   /**
@@ -294,9 +294,9 @@ export class PersistenceService {
     return names;
   }
 
-  /** Deletes idle and orphaned stored keys, a bounded number per save, in the writer thread. */
-  private async sweep(writer: StoreWriter, now: number): Promise<void> {
-    const r = await writer.sweep(now, SWEEP_ROWS);
+  /** Deletes idle and orphaned stored keys, a bounded number per save, in the store thread. */
+  private async sweep(thread: StoreThread, now: number): Promise<void> {
+    const r = await thread.sweep(now, SWEEP_ROWS);
     if (r.ok) {
       this.stats.rowsDeleted += r.deleted;
     } else if (r.error !== this.lastFailure) {

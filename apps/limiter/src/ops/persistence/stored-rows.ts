@@ -1,8 +1,8 @@
 import type { ChangedRows, StoredLease } from '@app/engine';
 import { idleInstant } from './usage-store';
-import type { WriteRequest } from './writer-thread';
+import type { WriteRequest } from './store-thread-body';
 
-/** One slice of changed rows as the writer thread takes it (typed arrays it can be handed). */
+/** One slice of changed rows as the store thread takes it (typed arrays it can be handed). */
 export function encodeSlice(rows: ChangedRows, takenAt: number): WriteRequest {
   const n = rows.keys.length;
   const idleAt = new Float64Array(n);

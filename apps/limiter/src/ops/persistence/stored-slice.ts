@@ -18,7 +18,7 @@ export interface ReadSlice {
 }
 
 /**
- * One row of WRITER_SQL.readSlice: the keys (JSON), their layouts (JSON), their numbers in hex
+ * One row of STORE_SQL.readSlice: the keys (JSON), their layouts (JSON), their numbers in hex
  * (one string), the byte length of each key's numbers (JSON), their leases (JSON), how many keys,
  * and the last key. Undefined when there is nothing to read.
  */

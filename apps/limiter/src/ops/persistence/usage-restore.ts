@@ -1,9 +1,9 @@
 import { SnapshotError, type Engine, type LimitSpec, type StoredLayout } from '@app/engine';
-import type { StoreWriter } from './store-writer';
+import type { StoreThread } from './store-thread';
 import { parseLeases } from './stored-rows';
 import type { ReadSlice } from './stored-slice';
 import type { UsageStore } from './usage-store';
-import type { WriterReply } from './writer-thread';
+import type { StoreReply } from './store-thread-body';
 
 /** Stored keys loaded per slice (one event-loop turn each). */
 const RESTORE_SLICE = 2048;
@@ -37,7 +37,7 @@ export class UsageRestore {
   /** Start: the keys of `configured` quotas, slice by slice; the others wait (pending). */
   async atStart(
     store: UsageStore,
-    thread: StoreWriter,
+    thread: StoreThread,
     configured: ReadonlySet<string>,
     now: number,
   ): Promise<void> {
@@ -117,13 +117,13 @@ export class UsageRestore {
    * this one is loaded here, a few on their way at once. Returns the keys loaded.
    */
   private async readBack(
-    thread: StoreWriter,
+    thread: StoreThread,
     quota: string,
     now: number,
     used: Set<number>,
   ): Promise<number> {
     const read = ++this.reads;
-    const ask = (): Promise<WriterReply> => thread.read(read, quota, now, RESTORE_SLICE);
+    const ask = (): Promise<StoreReply> => thread.read(read, quota, now, RESTORE_SLICE);
     const asked = Array.from({ length: READS_IN_FLIGHT }, ask);
     let keys = 0;
     const unreadable = { keys: 0 };

@@ -10,12 +10,12 @@ const SCHEMA_VERSION = 2;
 export type StoreLog = SqliteLog & { log(message: string): void };
 
 /**
- * Statements of the writer (a worker thread with its own connection). Rows are keyed by
+ * Statements of the store thread (a worker thread with its own connection). Rows are keyed by
  * (quota, key); `state` is the key's row of the engine (float64, native byte order), laid out by
  * `layout`, a row of quota_layout. Deleting a quota's layouts orphans its keys at once; the
  * sweep deletes orphans and rows whose `idle_at` passed, a slice at a time.
  */
-export const WRITER_SQL = {
+export const STORE_SQL = {
   upsert: `INSERT INTO key_state (quota, key, layout, state, leases, taken_at, idle_at)
     VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (quota, key) DO UPDATE SET layout = excluded.layout, state = excluded.state,
@@ -35,7 +35,7 @@ export const WRITER_SQL = {
     FROM (SELECT key, layout, state, leases FROM key_state
       WHERE quota = ? AND key > ? AND idle_at > ? ORDER BY key LIMIT ?)`,
 } as const;
-export type WriterSql = typeof WRITER_SQL;
+export type StoreSql = typeof STORE_SQL;
 
 function createTables(db: Database.Database): void {
   // AUTOINCREMENT: an id is never reused, so keys orphaned by a purge stay orphans.
@@ -75,8 +75,8 @@ function migrateFromSnapshots(db: Database.Database, log: StoreLog): void {
       'SELECT quota, taken_at, snapshot FROM quota_snapshot',
     )
     .all();
-  const addLayout = db.prepare<[string, string, number], { id: number }>(WRITER_SQL.addLayout);
-  const upsert = db.prepare(WRITER_SQL.upsert);
+  const addLayout = db.prepare<[string, string, number], { id: number }>(STORE_SQL.addLayout);
+  const upsert = db.prepare(STORE_SQL.upsert);
   let keys = 0;
   for (const row of old) {
     const s = parseQuotaSnapshot(row.snapshot);
@@ -124,8 +124,8 @@ export interface StoredLayoutRow {
 
 /**
  * The usage database as the event loop sees it: opened (created, migrated, or moved aside when
- * damaged) and read at start and when a quota comes back. Writes go through the writer thread
- * (store-writer.ts), which opens its own connection.
+ * damaged) and read at start and when a quota comes back. Writes go through the store thread
+ * (store-thread.ts), which opens its own connection.
  */
 export class UsageStore {
   private slices: Database.Statement<[string, string, number, number], SliceRow> | undefined;
@@ -181,7 +181,7 @@ export class UsageStore {
     limit: number,
   ): { slice: ReadSlice; last: string | undefined } {
     this.slices ??= this.db
-      .prepare<[string, string, number, number], SliceRow>(WRITER_SQL.readSlice)
+      .prepare<[string, string, number, number], SliceRow>(STORE_SQL.readSlice)
       .raw();
     return sliceOf(this.slices.get(quota, afterKey, now, limit), limit);
   }

@@ -1,14 +1,14 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { sliceOf } from './stored-slice';
-import { WRITER_SQL } from './usage-store';
+import { STORE_SQL } from './usage-store';
 import {
-  runWriter,
+  runStoreThread,
   type WriteRequest,
-  type WriterData,
-  type WriterReply,
-  type WriterRequest,
-} from './writer-thread';
+  type StoreThreadData,
+  type StoreReply,
+  type StoreRequest,
+} from './store-thread-body';
 
 /** As the event loop's connection: a replica shutting down beside us waits, it does not fail. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -19,55 +19,55 @@ const CACHE_KIB = 16_384;
 const NICE = 10;
 
 /**
- * The writer thread is started from its source text, so it runs the same whether the limiter
+ * The store thread is started from its source text, so it runs the same whether the limiter
  * runs from its TypeScript sources or as one bundle (which has no separate worker file).
  */
-const WRITER_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
+const THREAD_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
 // On Linux a nice value is per thread: the event loop's thread wins a busy core over this one.
 const renice = (nice) => {
   if (process.platform === 'linux') require('node:os').setPriority(nice);
 };
 renice(workerData.nice);
 const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
-(${runWriter.toString()})(parentPort, workerData, Database, ${sliceOf.toString()}, renice);`;
+(${runStoreThread.toString()})(parentPort, workerData, Database, ${sliceOf.toString()}, renice);`;
 
-export type WriteOutcome = WriterReply;
+export type WriteOutcome = StoreReply;
 
 /**
- * The event loop's side of the writer thread: requests go out in order, each answered once.
+ * The event loop's side of the store thread: requests go out in order, each answered once.
  * While an answer is owed the thread keeps the process alive (a shutdown awaits its last write);
  * otherwise it does not. A thread that dies answers everything owed with a failure.
  */
-export class StoreWriter {
+export class StoreThread {
   private readonly worker: Worker;
-  private readonly owed = new Map<number, (reply: WriterReply) => void>();
+  private readonly owed = new Map<number, (reply: StoreReply) => void>();
   private nextId = 1;
   private deadReason: string | undefined;
 
   constructor(path: string) {
-    const data: WriterData = {
+    const data: StoreThreadData = {
       path,
-      sql: WRITER_SQL,
+      sql: STORE_SQL,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       sweepStep: SWEEP_STEP,
       cacheKiB: CACHE_KIB,
       nice: NICE,
-      requireFrom: join(__dirname, 'writer'),
+      requireFrom: join(__dirname, 'store-thread'),
     };
     // execArgv: none of the parent's preloads (a TypeScript loader would only slow its start).
-    this.worker = new Worker(WRITER_SOURCE, { eval: true, workerData: data, execArgv: [] });
+    this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData: data, execArgv: [] });
     this.worker.unref();
-    this.worker.on('message', (reply: WriterReply) => {
+    this.worker.on('message', (reply: StoreReply) => {
       const answer = this.owed.get(reply.id);
       this.owed.delete(reply.id);
       if (this.owed.size === 0) this.worker.unref();
       answer?.(reply);
     });
     this.worker.on('error', (error) => this.die(String(error)));
-    this.worker.on('exit', (code) => this.die(`the writer thread exited (${code})`));
+    this.worker.on('exit', (code) => this.die(`the store thread exited (${code})`));
   }
 
-  /** False once the thread died or was closed: a new writer is needed. */
+  /** False once the thread died or was closed: a new thread is needed. */
   get alive(): boolean {
     return this.deadReason === undefined;
   }
@@ -78,32 +78,32 @@ export class StoreWriter {
   }
 
   /** Writes one slice of save `save`; its arrays are moved to the thread (unusable here after). */
-  write(batch: WriteRequest, save: number): Promise<WriterReply> {
+  write(batch: WriteRequest, save: number): Promise<StoreReply> {
     const moved = [batch.state.buffer, batch.idleAt.buffer, batch.quota.buffer];
     // Our own typed arrays, never shared memory.
     return this.send({ ...batch, save }, moved as ArrayBuffer[]);
   }
 
-  purge(quotas: readonly string[], save: number): Promise<WriterReply> {
+  purge(quotas: readonly string[], save: number): Promise<StoreReply> {
     return this.send({ kind: 'purge', save, quotas });
   }
 
   /** Ends save `save`: its writes and purges take effect together, or not at all. */
-  commit(save: number): Promise<WriterReply> {
+  commit(save: number): Promise<StoreReply> {
     return this.send({ kind: 'commit', save });
   }
 
-  /** The next slice of read `read` of `quota`'s stored keys (see WriterRequest 'read'). */
-  read(read: number, quota: string, now: number, limit: number): Promise<WriterReply> {
+  /** The next slice of read `read` of `quota`'s stored keys (see StoreRequest 'read'). */
+  read(read: number, quota: string, now: number, limit: number): Promise<StoreReply> {
     return this.send({ kind: 'read', read, quota, now, limit });
   }
 
-  sweep(now: number, maxRows: number): Promise<WriterReply> {
+  sweep(now: number, maxRows: number): Promise<StoreReply> {
     return this.send({ kind: 'sweep', now, maxRows });
   }
 
   /** The thread's priority from now on (shutdown: as high as the event loop's, nothing to yield to). */
-  nice(nice: number): Promise<WriterReply> {
+  nice(nice: number): Promise<StoreReply> {
     return this.send({ kind: 'nice', nice });
   }
 
@@ -120,7 +120,7 @@ export class StoreWriter {
     await this.worker.terminate();
   }
 
-  private send(request: WriterRequest, transfer: ArrayBuffer[] = []): Promise<WriterReply> {
+  private send(request: StoreRequest, transfer: ArrayBuffer[] = []): Promise<StoreReply> {
     const id = this.nextId++;
     if (this.deadReason !== undefined) {
       return Promise.resolve({ id, ok: false, error: this.deadReason });

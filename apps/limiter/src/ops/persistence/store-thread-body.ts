@@ -1,16 +1,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MessagePort } from 'node:worker_threads';
 import type { ReadSlice, SliceRow, sliceOf } from './stored-slice';
-import type { WriterSql } from './usage-store';
+import type { StoreSql } from './usage-store';
 
-/** What the writer thread is started with. */
-export interface WriterData {
+/** What the store thread is started with. */
+export interface StoreThreadData {
   readonly path: string;
-  readonly sql: WriterSql;
+  readonly sql: StoreSql;
   readonly busyTimeoutMs: number;
   /** Rows a sweep step reads and decides in one transaction. */
   readonly sweepStep: number;
-  /** SQLite page cache of the writer's connection. */
+  /** SQLite page cache of the thread's connection. */
   readonly cacheKiB: number;
   /** The thread's nice value (Linux, where it is per thread). */
   readonly nice: number;
@@ -43,7 +43,7 @@ export interface WriteRequest {
   readonly gone: readonly { readonly quota: string; readonly keys: readonly string[] }[];
 }
 
-export type WriterRequest =
+export type StoreRequest =
   /** Part of save `save`: its slices and purges go into one transaction, ended by `commit`. */
   | (WriteRequest & { readonly save: number })
   /** Deletes the quotas' layouts: their keys become orphans, which the sweep deletes. */
@@ -67,7 +67,7 @@ export type WriterRequest =
   | { readonly kind: 'nice'; readonly nice: number }
   | { readonly kind: 'close' };
 
-export type WriterReply =
+export type StoreReply =
   | {
       readonly id: number;
       readonly ok: true;
@@ -78,17 +78,17 @@ export type WriterReply =
   | { readonly id: number; readonly ok: false; readonly error: string };
 
 /**
- * The body of the writer thread, which owns the writes to the usage database so that SQLite (its
+ * The body of the store thread, which owns the writes to the usage database so that SQLite (its
  * statements and WAL checkpoints, tens of ms at times) never runs on the event loop. It runs
- * from its source text (`runWriter.toString()`, see store-writer.ts): it must use nothing but its
+ * from its source text (`runStoreThread.toString()`, see store-thread.ts): it must use nothing but its
  * parameters and JavaScript's globals. Requests are handled in arrival order; the requests of one
  * save share one transaction, so a crash keeps the previous save or this one, and a page of the
  * B-tree is written once per save however many slices touch it. Every request gets exactly one
  * reply.
  */
-export function runWriter(
+export function runStoreThread(
   port: MessagePort,
-  data: WriterData,
+  data: StoreThreadData,
   Database: typeof BetterSqlite3,
   decode: typeof sliceOf,
   renice: (nice: number) => void,
@@ -226,8 +226,8 @@ export function runWriter(
     return { written: 0, deleted: 0 };
   }
 
-  port.on('message', (m: WriterRequest & { id: number }) => {
-    let reply: WriterReply;
+  port.on('message', (m: StoreRequest & { id: number }) => {
+    let reply: StoreReply;
     try {
       let done: { written: number; deleted: number; slice?: ReadSlice } = {
         written: 0,
