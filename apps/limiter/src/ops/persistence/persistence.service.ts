@@ -4,7 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
 import { isPersisted } from './persisted-quotas';
-import { StoreThread } from './store-thread';
+import { SERVING_NICE, StoreThread } from './store-thread';
 import { encodeSlice } from './stored-rows';
 import { UsageRestore } from './usage-restore';
 import { UsageStore } from './usage-store';
@@ -105,6 +105,8 @@ export class PersistenceService {
     }
     if (problem === undefined) {
       await restoring;
+      // From now on requests are served: the thread yields a busy core to them.
+      void this.thread?.nice(SERVING_NICE);
     } else {
       // Nothing was loaded yet (the check ran first): stop reading, start empty on a new file.
       this.restore.abandon();
@@ -260,7 +262,10 @@ export class PersistenceService {
 
   /** The store thread, started again if it died (a failure is retried at the next save). */
   private threadOn(store: UsageStore): StoreThread {
-    if (this.thread?.alive !== true) this.thread = new StoreThread(store.path);
+    if (this.thread?.alive !== true) {
+      this.thread = new StoreThread(store.path);
+      if (this.timer !== undefined) void this.thread.nice(SERVING_NICE);
+    }
     return this.thread;
   }
 

@@ -12,8 +12,6 @@ export interface StoreThreadData {
   readonly sweepStep: number;
   /** SQLite page cache of the thread's connection. */
   readonly cacheKiB: number;
-  /** The thread's nice value (Linux, where it is per thread). */
-  readonly nice: number;
   /** A file beside the caller, from which `better-sqlite3` is resolved. */
   readonly requireFrom: string;
 }

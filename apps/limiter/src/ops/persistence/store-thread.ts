@@ -15,8 +15,11 @@ const BUSY_TIMEOUT_MS = 5000;
 const SWEEP_STEP = 2000;
 /** 16 MiB: the B-tree pages of about 200 000 keys. */
 const CACHE_KIB = 16_384;
-/** Below the event loop's priority (0), so saving yields the CPU to requests. */
-const NICE = 10;
+/**
+ * While requests are served: below the event loop's priority (0), so a save yields a busy core to
+ * requests. A restore (before any request) and the last write (after the last) run at 0.
+ */
+export const SERVING_NICE = 10;
 
 /**
  * The store thread is started from its source text, so it runs the same whether the limiter
@@ -27,7 +30,6 @@ const THREAD_SOURCE = `const { parentPort, workerData } = require('node:worker_t
 const renice = (nice) => {
   if (process.platform === 'linux') require('node:os').setPriority(nice);
 };
-renice(workerData.nice);
 const Database = require('node:module').createRequire(workerData.requireFrom)('better-sqlite3');
 (${runStoreThread.toString()})(parentPort, workerData, Database, ${sliceOf.toString()}, renice);`;
 
@@ -51,7 +53,6 @@ export class StoreThread {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       sweepStep: SWEEP_STEP,
       cacheKiB: CACHE_KIB,
-      nice: NICE,
       requireFrom: join(__dirname, 'store-thread'),
     };
     // execArgv: none of the parent's preloads (a TypeScript loader would only slow its start).
@@ -102,7 +103,11 @@ export class StoreThread {
     return this.send({ kind: 'sweep', now, maxRows });
   }
 
-  /** The thread's priority from now on (shutdown: as high as the event loop's, nothing to yield to). */
+  /**
+   * The thread's nice value from now on (Linux; elsewhere a nice value is per process and nothing
+   * is changed). Raising it always works; lowering it back needs the permission (root or
+   * RLIMIT_NICE), else the thread keeps its value.
+   */
   nice(nice: number): Promise<StoreReply> {
     return this.send({ kind: 'nice', nice });
   }
