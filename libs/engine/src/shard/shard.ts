@@ -857,7 +857,11 @@ export class Shard {
       }
       left += t.keys.size;
     }
-    this.sweepAt = left > 0 ? now + this.options.idleSweepMs : 0;
+    // The next instant of this shard's own phase: re-armed from `now`, the shards that a pause
+    // made due together would stay together, one call passing over every key each interval.
+    const interval = this.options.idleSweepMs;
+    const late = Math.max(0, now - this.sweepAt);
+    this.sweepAt = left > 0 ? this.sweepAt + (Math.floor(late / interval) + 1) * interval : 0;
   }
 
   private createRow(t: TableState, key: string, hash: number, now: number): number {
