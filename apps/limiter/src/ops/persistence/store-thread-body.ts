@@ -12,6 +12,8 @@ export interface StoreThreadData {
   readonly sweepStep: number;
   /** SQLite page cache of the thread's connection. */
   readonly cacheKiB: number;
+  /** Rows of a save held and sorted before they are written (a bound on that memory). */
+  readonly sortRows: number;
   /** A file beside the caller, from which `better-sqlite3` is resolved. */
   readonly requireFrom: string;
 }
@@ -123,32 +125,49 @@ export function runStoreThread(
     return id;
   }
 
+  /** Rows of the open save not written yet, by quota \0 key (a later copy replaces one). */
+  type Row = [string, string, number, Buffer, string | null, number, number];
+  const held = new Map<string, Row>();
+
   function write(m: WriteRequest): { written: number; deleted: number } {
     let deleted = 0;
-    for (const g of m.gone) for (const key of g.keys) deleted += remove.run(g.quota, key).changes;
+    for (const g of m.gone) {
+      for (const key of g.keys) {
+        held.delete(`${g.quota}\u0000${key}`);
+        deleted += remove.run(g.quota, key).changes;
+      }
+    }
     const ids = m.quotas.map(layoutOf);
-    const n = m.keys.length;
-    const offsets = new Int32Array(n);
-    const leases: (string | null)[] = new Array<string | null>(n).fill(null);
-    for (let i = 0, offset = 0; i < n; i++) {
-      offsets[i] = offset;
-      offset += m.quotas[m.quota[i]!]!.stride;
-    }
+    const leases: (string | null)[] = new Array<string | null>(m.keys.length).fill(null);
     for (let j = 0; j < m.leaseRows.length; j++) leases[m.leaseRows[j]!] = m.leases[j]!;
-    // In key order: neighbouring keys share B-tree pages, so fewer pages are read and written.
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => {
-      const byQuota = m.quota[a]! - m.quota[b]!;
-      if (byQuota !== 0) return byQuota;
-      const ka = m.keys[a]!;
-      const kb = m.keys[b]!;
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
-    });
-    for (const i of order) {
+    for (let i = 0, offset = 0; i < m.keys.length; i++) {
       const q = m.quotas[m.quota[i]!]!;
-      const state = Buffer.from(m.state.buffer, m.state.byteOffset + offsets[i]! * 8, q.stride * 8);
-      upsert.run(q.name, m.keys[i], ids[m.quota[i]!], state, leases[i], m.takenAt, m.idleAt[i]);
+      // A view of the slice's numbers, which stay alive until written.
+      const state = Buffer.from(m.state.buffer, m.state.byteOffset + offset * 8, q.stride * 8);
+      offset += q.stride;
+      const key = m.keys[i]!;
+      held.set(`${q.name}\u0000${key}`, [
+        q.name,
+        key,
+        ids[m.quota[i]!]!,
+        state,
+        leases[i]!,
+        m.takenAt,
+        m.idleAt[i]!,
+      ]);
     }
-    return { written: n, deleted };
+    return { written: held.size >= data.sortRows ? flush() : 0, deleted };
+  }
+
+  /**
+   * Writes the held rows in key order: neighbouring keys share B-tree pages, so each page is read
+   * and written once, where rows in the engine's order would visit pages at random.
+   */
+  function flush(): number {
+    const rows = [...held.keys()].sort();
+    for (const id of rows) upsert.run(...held.get(id)!);
+    held.clear();
+    return rows.length;
   }
 
   function sweep(now: number, maxRows: number): { written: number; deleted: number } {
@@ -202,6 +221,7 @@ export function runStoreThread(
     if (failed?.save === save) throw new Error(failed.error);
     if (open !== save) {
       if (open !== undefined && db.inTransaction) db.exec('ROLLBACK'); // a save never committed
+      held.clear();
       db.exec('BEGIN');
       open = save;
     }
@@ -210,6 +230,7 @@ export function runStoreThread(
     } catch (error) {
       if (db.inTransaction) db.exec('ROLLBACK');
       open = undefined;
+      held.clear();
       failed = { save, error: String(error) };
       throw error;
     }
@@ -217,11 +238,13 @@ export function runStoreThread(
 
   function commit(save: number): { written: number; deleted: number } {
     if (failed?.save === save) throw new Error(failed.error);
+    let written = 0;
     if (open === save) {
+      written = inSave(save, () => ({ written: flush(), deleted: 0 })).written;
       open = undefined;
       db.exec('COMMIT');
     }
-    return { written: 0, deleted: 0 };
+    return { written, deleted: 0 };
   }
 
   port.on('message', (m: StoreRequest & { id: number }) => {
@@ -255,6 +278,7 @@ export function runStoreThread(
           renice(m.nice);
           break;
         case 'close':
+          held.clear();
           if (db.inTransaction) db.exec('ROLLBACK');
           db.close();
           break;

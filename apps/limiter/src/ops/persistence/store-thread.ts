@@ -15,6 +15,8 @@ const BUSY_TIMEOUT_MS = 5000;
 const SWEEP_STEP = 2000;
 /** 16 MiB: the B-tree pages of about 200 000 keys. */
 const CACHE_KIB = 16_384;
+/** Changed keys a save sorts before writing them: at most ~8 MB held, most of the locality won. */
+const SORT_ROWS = 65_536;
 /**
  * While requests are served: below the event loop's priority (0), so a save yields a busy core to
  * requests. A restore (before any request) and the last write (after the last) run at 0.
@@ -53,6 +55,7 @@ export class StoreThread {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       sweepStep: SWEEP_STEP,
       cacheKiB: CACHE_KIB,
+      sortRows: SORT_ROWS,
       requireFrom: join(__dirname, 'store-thread'),
     };
     // execArgv: none of the parent's preloads (a TypeScript loader would only slow its start).
