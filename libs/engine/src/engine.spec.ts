@@ -1063,3 +1063,21 @@ describe('Engine', () => {
     });
   });
 });
+
+describe('idle sweeps of the shards', () => {
+  it('stay spread over the interval after a pause, not all in one call', () => {
+    // 25 shards, keys in every one, a window that keeps them for the whole test.
+    const e = new Engine([{ name: 'h', limits: [limit('rph', 100, 3_600_000)] }], { shards: 25 });
+    for (let i = 0; i < 2000; i++) decision(e.acquire({ key: `k${i}`, quota: 'h' }, T0));
+    // The host was busy for 10 s (a long task, a GC, a stopped process): every sweep is due.
+    e.advance(T0 + 10_000);
+    const instants = new Set<number>();
+    for (let at = e.nextWakeAt(); at <= T0 + 11_000; at = e.nextWakeAt()) {
+      instants.add(at);
+      e.advance(at);
+    }
+    // Re-armed from the same `now`, every shard would pass over its keys in the same call, every
+    // interval from then on: at 1 000 000 keys, a 100-400 ms stall each second.
+    expect(instants.size).toBeGreaterThanOrEqual(20);
+  });
+});

@@ -1,3 +1,12 @@
+import {
+  collectChanged,
+  markChanged,
+  restoreStoredKey,
+  StoredLayout,
+  type ChangeCursor,
+  type ChangedRows,
+  type StoredLease,
+} from './changes';
 import { fnv1a } from './hash/fnv1a';
 import { costProblem } from './quota/cost';
 import { compileQuota, type CompiledQuota } from './quota/compile';
@@ -12,6 +21,7 @@ import type {
   Decision,
   DecisionCode,
   KeyStats,
+  LimitSpec,
   QuotaSpec,
   ReleaseInput,
   StatsInput,
@@ -338,6 +348,66 @@ export class Engine {
       };
     });
     return snapshotOf(tables, now);
+  }
+
+  /**
+   * Per-key persistence. The changed rows (written since they were last collected) of the quotas
+   * `include` picks, at most `maxRows` a call, their marks cleared; resume with `next` until it is
+   * undefined. Keys dropped while changed come out in `gone`. Bounded work per call at any key
+   * count, and no copy of the keys is kept between calls.
+   */
+  collectChanged(
+    include: (quota: string) => boolean,
+    maxRows: number,
+    now: number,
+    from?: ChangeCursor,
+  ): { rows: ChangedRows; next: ChangeCursor | undefined } {
+    return collectChanged(this.shards, include, maxRows, now, from);
+  }
+
+  /**
+   * Marks rows of `quota` changed so the next collection takes them: every row, or those of
+   * `keys` (a host whose write failed); a key the engine no longer holds is reported as gone.
+   */
+  markChanged(quota: string, keys?: readonly string[]): void {
+    const q = this.resolver.byNameOrUndefined(quota);
+    if (q === undefined) return;
+    markChanged(
+      this.shards.map((s) => s.tables[q.table]),
+      keys,
+      (key) => this.tableOf(q, key),
+    );
+  }
+
+  /**
+   * The table index behind a quota name: it changes when the quota is deleted and defined again,
+   * so a host can tell that stored keys of the old one no longer belong to it.
+   */
+  generationOf(quota: string): number | undefined {
+    return this.tableIndex.get(quota);
+  }
+
+  /** Compiles the limits stored rows were laid out by (SnapshotError if they do not fit). */
+  storedLayout(quota: string, limits: readonly LimitSpec[], stride: number): StoredLayout {
+    return StoredLayout.of(quota, limits, stride);
+  }
+
+  /**
+   * Loads one stored key (`layout.stride` numbers of `state` from `offset`) into its quota, unless
+   * the quota is not configured (false) or the engine holds the key already (its state is newer).
+   */
+  restoreStoredKey(
+    layout: StoredLayout,
+    key: string,
+    state: Float64Array,
+    offset: number,
+    leases: readonly StoredLease[],
+    now: number,
+  ): boolean {
+    const q = this.resolver.byNameOrUndefined(layout.quota);
+    if (q === undefined) return false;
+    restoreStoredKey(q, this.tableOf(q, key), layout, key, state, offset, leases, now);
+    return true;
   }
 
   /** Loads a snapshot into the current quotas; limits are matched by name, unknown quotas skipped. */

@@ -15,4 +15,6 @@ export { fnv1a } from './hash/fnv1a';
 export { systemClock, VirtualClock } from './clock';
 export type { Clock } from './clock';
 export type { EngineSnapshot, QuotaSnapshot, LeaseSnapshot } from './snapshot';
+export { StoredLayout } from './changes';
+export type { ChangeCursor, ChangedQuota, ChangedRows, StoredLease } from './changes';
 export * from './types';

@@ -24,12 +24,13 @@ export class OpsService implements OnModuleInit, OnModuleDestroy, OnApplicationS
     private readonly layers: QuotaLayersService,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     this.control.start();
     this.config.start();
-    this.persistence.start();
     // Either layer may bring back a quota whose usage was stored before the restart.
     this.layers.onApplied(() => this.persistence.restorePending());
+    // Before NATS subscribes and HTTP listens (after every module is initialised).
+    await this.persistence.start();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -37,7 +38,7 @@ export class OpsService implements OnModuleInit, OnModuleDestroy, OnApplicationS
     await this.control.stop();
   }
 
-  onApplicationShutdown(): void {
-    this.persistence.stop();
+  async onApplicationShutdown(): Promise<void> {
+    await this.persistence.stop();
   }
 }

@@ -9,6 +9,13 @@
 const MIN_ROWS = 16;
 const MIN_SLOTS = 32;
 const GOLDEN = 0x9e3779b1;
+/** Row flag: written since a host last collected it (persistence saves only such rows). */
+const CHANGED = 1;
+/**
+ * Keys remembered as dropped while changed, per table, until a host collects them. Past this (a
+ * host that cannot write for a long time), the table says it overflowed and the host resyncs it.
+ */
+export const MAX_GONE = 1 << 20;
 
 export class KeyTable {
   keys: (string | undefined)[] = [];
@@ -20,14 +27,89 @@ export class KeyTable {
   private free: number[] = [];
   private capacity = MIN_ROWS;
   private live = 0;
+  /**
+   * One byte per row: CHANGED since the last collection. 1 byte a key instead of a second copy of
+   * the rows; it follows its row through create, delete, compact and shrink.
+   */
+  private flags: Uint8Array;
+  private changedRows = 0;
+  /** Bumped whenever rows are renumbered (compact, reset): a collection restarts this table. */
+  private renumbered = 0;
+  /** Set by a host that persists this table: from then on, dropped changed keys are remembered. */
+  tracked = false;
+  private gone: string[] = [];
+  private goneOverflow = false;
 
   constructor(readonly stride: number) {
     this.rows = new Float64Array(MIN_ROWS * stride);
     this.hashes = new Uint32Array(MIN_ROWS);
+    this.flags = new Uint8Array(MIN_ROWS);
   }
 
   get size(): number {
     return this.live;
+  }
+
+  /** Rows whose state changed since their last collection. */
+  get changed(): number {
+    return this.changedRows;
+  }
+
+  /** Changes whenever row numbers change; a cursor taken before sees another value. */
+  get epoch(): number {
+    return this.renumbered;
+  }
+
+  /** Row `row` was written: the next collection takes it. */
+  mark(row: number): void {
+    if ((this.flags[row]! & CHANGED) !== 0) return;
+    this.flags[row]! |= CHANGED;
+    this.changedRows++;
+  }
+
+  isChanged(row: number): boolean {
+    return (this.flags[row]! & CHANGED) !== 0;
+  }
+
+  /** The row was collected (or loaded from where it is stored): it is saved as it is. */
+  clearMark(row: number): void {
+    if ((this.flags[row]! & CHANGED) === 0) return;
+    this.flags[row]! &= ~CHANGED;
+    this.changedRows--;
+  }
+
+  /** Every live row changed (a host that must write them all again). */
+  markAll(): void {
+    for (let row = 0; row < this.keys.length; row++) {
+      if (this.keys[row] !== undefined) this.mark(row);
+    }
+  }
+
+  /** Keys dropped while changed since the last call (their stored copies are out of date). */
+  takeGone(): { keys: string[]; overflowed: boolean } {
+    const taken = { keys: this.gone, overflowed: this.goneOverflow };
+    this.gone = [];
+    this.goneOverflow = false;
+    return taken;
+  }
+
+  /** Remembers `key` as dropped (a host that could not write its removal). */
+  forget(key: string): void {
+    if (this.gone.length < MAX_GONE) this.gone.push(key);
+    else this.goneOverflow = true;
+  }
+
+  /**
+   * An empty table of another stride (the quota's layout changed) that keeps this one's journal:
+   * whether it is tracked, and the keys dropped but not yet collected.
+   */
+  successor(stride: number): KeyTable {
+    const next = new KeyTable(stride);
+    next.tracked = this.tracked;
+    next.gone = this.gone;
+    next.goneOverflow = this.goneOverflow;
+    this.gone = [];
+    return next;
   }
 
   /** Slot preference of a hash: its high bits after a multiply, independent of the shard choice. */
@@ -61,6 +143,8 @@ export class KeyTable {
       this.keys[row] = key;
     }
     this.hashes[row] = hash;
+    this.flags[row] = CHANGED;
+    this.changedRows++;
     this.live++;
     if (this.live * 2 > this.slots.length) this.rebuild(this.slots.length * 2);
     else this.insert(row, hash);
@@ -73,6 +157,12 @@ export class KeyTable {
     this.unlink(row);
     this.keys[row] = undefined;
     this.rows.fill(0, row * this.stride, (row + 1) * this.stride);
+    if ((this.flags[row]! & CHANGED) !== 0) {
+      // The stored copy (if any) predates the last change: it may count what was since given back.
+      this.changedRows--;
+      if (this.tracked) this.forget(key);
+    }
+    this.flags[row] = 0;
     this.free.push(row);
     this.live--;
     if (this.live === 0) this.reset();
@@ -93,13 +183,18 @@ export class KeyTable {
       if (row !== target) {
         this.rows.copyWithin(target * stride, row * stride, (row + 1) * stride);
         this.hashes[target] = this.hashes[row]!;
+        this.flags[target] = this.flags[row]!;
         moved.set(row, target);
       }
       keys.push(key);
       target++;
     }
+    // Rows past the last moved one held keys that moved down: a new key there must start at zero.
+    this.rows.fill(0, target * stride, this.keys.length * stride);
+    this.flags.fill(0, target, this.keys.length);
     this.keys = keys;
     this.free = [];
+    this.renumbered++;
     let cap = MIN_ROWS;
     while (cap < this.live * 2) cap *= 2;
     this.resizeRows(cap);
@@ -147,6 +242,9 @@ export class KeyTable {
     this.capacity = MIN_ROWS;
     this.rows = new Float64Array(MIN_ROWS * this.stride);
     this.hashes = new Uint32Array(MIN_ROWS);
+    this.flags = new Uint8Array(MIN_ROWS);
+    this.changedRows = 0;
+    this.renumbered++;
     this.slots = new Int32Array(MIN_SLOTS);
     this.shift = 32 - Math.log2(MIN_SLOTS);
   }
@@ -156,8 +254,11 @@ export class KeyTable {
     rows.set(this.rows.subarray(0, Math.min(this.rows.length, rows.length)));
     const hashes = new Uint32Array(capacity);
     hashes.set(this.hashes.subarray(0, Math.min(this.hashes.length, capacity)));
+    const flags = new Uint8Array(capacity);
+    flags.set(this.flags.subarray(0, Math.min(this.flags.length, capacity)));
     this.rows = rows;
     this.hashes = hashes;
+    this.flags = flags;
     this.capacity = capacity;
   }
 }

@@ -3,6 +3,7 @@ import { costFor } from '../quota/cost';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
 import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats, LimitStats } from '../types';
 import { Reply, refusal } from './decision';
+import { rowIdleAt } from './idle';
 import { KeyTable } from './key-table';
 import { convertRow } from './migrate';
 import { Receipts } from './receipts';
@@ -106,7 +107,7 @@ export class Shard {
         return l.name === n.name && l.layoutKey === n.layoutKey && l.offset === n.offset;
       });
     if (!sameLayout) {
-      const next = new KeyTable(quota.stride);
+      const next = t.keys.successor(quota.stride);
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
         if (key === undefined) continue;
@@ -149,6 +150,7 @@ export class Shard {
         const at = row * keys.stride + b.offset;
         const tokens = a.capacity * a.windowMs - keys.rows[at]!;
         keys.rows[at] = b.capacity * b.windowMs - Math.min(tokens, b.capacity * b.windowMs);
+        keys.mark(row);
       }
     }
   }
@@ -205,6 +207,7 @@ export class Shard {
 
     let row = t.keys.find(key, hash);
     if (row < 0) row = this.createRow(t, key, hash, now);
+    t.keys.mark(row);
     const s = t.keys.rows;
     const base = row * q.stride;
     const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
@@ -850,11 +853,15 @@ export class Shard {
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
         if (key === undefined || t.extras.has(key)) continue;
-        if (this.idleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
+        if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
     }
-    this.sweepAt = left > 0 ? now + this.options.idleSweepMs : 0;
+    // The next instant of this shard's own phase: re-armed from `now`, the shards that a pause
+    // made due together would stay together, one call passing over every key each interval.
+    const interval = this.options.idleSweepMs;
+    const late = Math.max(0, now - this.sweepAt);
+    this.sweepAt = left > 0 ? this.sweepAt + (Math.floor(late / interval) + 1) * interval : 0;
   }
 
   private createRow(t: TableState, key: string, hash: number, now: number): number {
@@ -888,6 +895,8 @@ export class Shard {
   private examine(t: TableState, row: number, now: number): void {
     const q = t.quota;
     const keys = t.keys;
+    // Every caller wrote the row or may now (refund, reset, load, admitted waiters, leases).
+    keys.mark(row);
     const key = keys.keys[row]!;
     const s = keys.rows;
     const base = row * q.stride;
@@ -936,7 +945,7 @@ export class Shard {
     const live = t.extras.get(key);
     if (live !== undefined) {
       if (next !== Infinity) this.scheduleAt(live, t.index, row, Math.max(next, now + 1));
-    } else if (this.idleAt(q, s, base) <= now) {
+    } else if (rowIdleAt(q, s, base) <= now) {
       keys.delete(row);
     }
   }
@@ -951,17 +960,6 @@ export class Shard {
     if (extras.leases !== undefined)
       for (const l of extras.leases.values()) if (l.expiresAt < at) at = l.expiresAt;
     return at;
-  }
-
-  /** When this key's state stops holding information (counts of the stats window included). */
-  private idleAt(q: CompiledQuota, s: Float64Array, base: number): number {
-    let idle = 0;
-    for (const l of q.limits) idle = Math.max(idle, l.impl.idleAt(s, base + l.offset, l));
-    const first = q.limits[0];
-    if (first !== undefined && s[base + ROW_APPROVED]! + s[base + ROW_DENIED]! > 0) {
-      idle = Math.max(idle, s[base + ROW_STATS_WINDOW]! + first.windowMs);
-    }
-    return idle;
   }
 
   /** Keeps one live timer entry per key with waiters or leases: the earliest instant it is due. */

@@ -127,6 +127,25 @@ export class MetricsService {
         this.set(control.queueGroupReplicas());
       },
     });
+    new Counter({
+      name: 'ratelimit_persistence_rows_total',
+      help: 'Keys written to DATA_DIR by saves (written), and stored keys deleted (deleted)',
+      labelNames: ['op'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('written').inc(persistence.stats.rowsWritten);
+        this.labels('deleted').inc(persistence.stats.rowsDeleted);
+      },
+    });
+    new Gauge({
+      name: 'ratelimit_persistence_last_write_duration_seconds',
+      help: 'How long the last save took, from its first changed key collected to its last written',
+      registers,
+      collect() {
+        this.set(persistence.stats.lastWriteMs / 1000);
+      },
+    });
     const cluster = limiter.cluster;
     new Gauge({
       name: 'ratelimit_store_degraded',

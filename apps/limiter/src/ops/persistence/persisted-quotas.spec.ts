@@ -1,5 +1,5 @@
 import type { LimitSpec, QuotaSpec } from '@app/contracts';
-import { isPersisted, isStale, parseQuotaSnapshot } from './persisted-quotas';
+import { isPersisted, parseQuotaSnapshot, storedUntil } from './persisted-quotas';
 
 const limit = (windowMs: number, value = 10): LimitSpec => ({
   name: `w${windowMs}`,
@@ -24,7 +24,7 @@ describe('isPersisted', () => {
   });
 });
 
-describe('isStale', () => {
+describe('storedUntil', () => {
   const snapshot = {
     name: 'q',
     limits: [limit(60_000)],
@@ -34,10 +34,9 @@ describe('isStale', () => {
     leases: [{ key: 'k', id: 'l', requestId: 'r', expiresAt: 5_000_000_000 }],
   };
 
-  it('holds a stored quota for its longest window plus a day, and while leases live', () => {
-    expect(isStale({ ...snapshot, leases: [] }, 0, 86_400_000 + 60_000)).toBe(false);
-    expect(isStale({ ...snapshot, leases: [] }, 0, 86_400_000 + 60_001)).toBe(true);
-    expect(isStale(snapshot, 0, 4_000_000_000)).toBe(false);
+  it('keeps an old-format quota for its longest window plus a day, and while leases live', () => {
+    expect(storedUntil({ ...snapshot, leases: [] }, 0)).toBe(86_400_000 + 60_000);
+    expect(storedUntil(snapshot, 0)).toBe(5_000_000_000);
   });
 });
 

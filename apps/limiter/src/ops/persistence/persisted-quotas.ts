@@ -21,17 +21,18 @@ export function isPersisted(quota: QuotaSpec): boolean {
 }
 
 /**
- * A stored quota nobody restored (its quota is not configured now) is kept for a while in case the
- * quota comes back (a fixed config file); after its longest window, with a day of margin for
- * calendar days and refills, it holds nothing that could still count.
+ * Until when a quota stored in the old format (one snapshot per quota, schema 1) may still count:
+ * its longest window after the snapshot, with a day of margin for calendar days and refills, and
+ * its last lease.
  */
-export function isStale(snapshot: QuotaSnapshot, takenAt: number, now: number): boolean {
-  const longest = Math.max(0, ...snapshot.limits.map((l) => l.windowMs));
-  const lastLease = Math.max(0, ...snapshot.leases.map((l) => l.expiresAt));
-  return now > Math.max(takenAt + longest + DAY_MS, lastLease);
+export function storedUntil(snapshot: QuotaSnapshot, takenAt: number): number {
+  const longest = snapshot.limits.reduce((at, l) => Math.max(at, l.windowMs), 0);
+  // A loop, not a spread: a quota may hold a million leases.
+  const lastLease = snapshot.leases.reduce((at, l) => Math.max(at, l.expiresAt), 0);
+  return Math.max(takenAt + longest + DAY_MS, lastLease);
 }
 
-/** The shape restore needs; anything else in the database is refused rather than half-loaded. */
+/** A snapshot of the old format, as migration reads it; anything else is refused, not half-read. */
 export function parseQuotaSnapshot(json: string): QuotaSnapshot | undefined {
   let value: unknown;
   try {

@@ -1,182 +1,312 @@
-import type { QuotaSpec } from '@app/contracts';
-import { systemClock, type Clock, type QuotaSnapshot } from '@app/engine';
+import { systemClock, type ChangeCursor, type ChangedRows, type Clock } from '@app/engine';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CLOCK, LimiterService } from '../../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
-import { isPersisted, isStale, parseQuotaSnapshot } from './persisted-quotas';
-import { SnapshotStore, type StoredQuota } from './snapshot-store';
+import { isPersisted } from './persisted-quotas';
+import { SERVING_NICE, StoreThread } from './store-thread';
+import { encodeSlice } from './stored-rows';
+import { UsageRestore } from './usage-restore';
+import { UsageStore } from './usage-store';
+import type { StoreReply } from './store-thread-body';
 
 /** How often usage is written when it changed: the most admissions a crash can forget. */
 export const PERSIST_EVERY_MS = 5000;
+/** Changed keys copied per event-loop turn (about a millisecond of copying). */
+export const SLICE_ROWS = 2048;
+/** Slices handed to the store thread and not yet written; past this a save waits (memory). */
+const MAX_IN_FLIGHT = 4;
+/** Stored rows the store thread examines for idleness after each save. */
+const SWEEP_ROWS = 50_000;
+/** The last write at shutdown is abandoned past this; a crash would lose as much. */
+export const FINAL_WRITE_LIMIT_MS = 10_000;
 
 export interface PersistenceStats {
+  /** Saves that wrote something, and saves that failed. */
   writes: number;
   failures: number;
   /** Epoch ms of the last successful write; 0 before the first. */
   lastWriteAt: number;
+  /** How long the last save took, ms (collection on the event loop and writing in the thread). */
+  lastWriteMs: number;
+  /** Keys written and stored keys deleted, since start. */
+  rowsWritten: number;
+  rowsDeleted: number;
   enabled: boolean;
 }
 
 /**
  * Keeps usage of long windows (a minute or more) and concurrency leases across restarts
- * (issue 3 point 6): restored once the config's quotas exist, written every PERSIST_EVERY_MS when
- * something changed, and once more on shutdown after the waiters were answered. A damaged or
- * unreadable database never stops the limiter: it logs and starts empty.
+ * (issue 3 point 6), one SQLite row per (quota, key). Every PERSIST_EVERY_MS the keys written
+ * since the last save are collected from the engine in slices of SLICE_ROWS, one slice per
+ * event-loop turn, and written by a worker thread that owns the writes; nothing keeps a copy of
+ * the keys. Restored once the config's quotas exist; written once more on shutdown after the
+ * waiters were answered. A damaged or unreadable database never stops the limiter: it logs and
+ * starts empty.
  */
 @Injectable()
 export class PersistenceService {
   private readonly log = new Logger('Persistence');
-  private store: SnapshotStore | undefined;
+  private store: UsageStore | undefined;
+  private thread: StoreThread | undefined;
   private timer: NodeJS.Timeout | undefined;
-  /** The JSON last written per quota, so unchanged quotas are not rewritten. */
-  private readonly written = new Map<string, string>();
-  /** Stored quotas not configured at start: restored if a later config brings them back. */
-  private readonly pending = new Map<string, { snapshot: QuotaSnapshot; takenAt: number }>();
-  private lastFingerprint = '';
+  private saving: Promise<void> | undefined;
+  /** Set when shutdown gave up on the last write: the save loop stops. */
+  private abandoned = false;
+  /** Quotas whose keys this process keeps stored, with the engine generation they belong to. */
+  private readonly owned = new Map<string, number>();
   private lastFailure = '';
-  readonly stats: PersistenceStats = { writes: 0, failures: 0, lastWriteAt: 0, enabled: false };
+  /** Saves started, numbering each save's transaction in the store thread. */
+  private saves = 0;
+  readonly stats: PersistenceStats = {
+    writes: 0,
+    failures: 0,
+    lastWriteAt: 0,
+    lastWriteMs: 0,
+    rowsWritten: 0,
+    rowsDeleted: 0,
+    enabled: false,
+  };
+
+  private readonly restore: UsageRestore;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly limiter: LimiterService,
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    // A quota whose keys were loaded is stored by this process from now on.
+    this.restore = new UsageRestore(limiter.engine, this.log, (quota) => {
+      if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
+    });
+  }
 
-  /** Call after the config is in force: restore skips quotas that do not exist. */
-  start(): void {
-    this.store = SnapshotStore.open(this.settings.dataDir, this.log);
-    this.stats.enabled = this.store !== undefined;
-    if (this.store === undefined) return;
-    this.restore(this.store);
-    this.timer = setInterval(() => this.persist(false), PERSIST_EVERY_MS);
+  /**
+   * Call after the config is in force, and before any request is served: restore skips quotas
+   * that do not exist, and a key that took requests before its stored copy arrives keeps its own.
+   */
+  async start(): Promise<void> {
+    const store = UsageStore.open(this.settings.dataDir, this.log);
+    this.store = store;
+    this.stats.enabled = store !== undefined;
+    if (store === undefined) return;
+    // The store thread reads the first slices while the event loop checks the whole file.
+    const restoring = this.restore.atStart(
+      store,
+      this.threadOn(store),
+      new Set(this.limiter.quotas().map((q) => q.name)),
+      this.clock.now(),
+    );
+    let problem: string | undefined;
+    try {
+      problem = store.check();
+    } catch (error) {
+      problem = String(error);
+    }
+    if (problem === undefined) {
+      await restoring;
+      // From now on requests are served: the thread yields a busy core to them.
+      void this.thread?.nice(SERVING_NICE);
+    } else {
+      // Nothing was loaded yet (the check ran first): stop reading, start empty on a new file.
+      this.restore.abandon();
+      await this.thread?.terminate();
+      await restoring;
+      this.owned.clear();
+      this.store = store.replaceDamaged(problem, this.log);
+      this.stats.enabled = this.store !== undefined;
+      if (this.store === undefined) return;
+    }
+    this.timer = setInterval(() => void this.persist(), PERSIST_EVERY_MS);
     this.timer.unref();
   }
 
-  /** A config change may bring back a quota stored before the restart. */
+  /**
+   * A config change may bring back a quota stored before the restart. Its first slice of keys is
+   * loaded in this turn, before any request can reach the quota; a larger quota goes on a slice a
+   * turn, and a key that takes requests before its stored copy arrives keeps its own count.
+   */
   restorePending(): void {
-    if (this.pending.size === 0) return;
+    if (this.store === undefined) return;
     const configured = new Set(this.limiter.quotas().map((q) => q.name));
-    const now = this.clock.now();
-    for (const [name, { snapshot, takenAt }] of this.pending) {
-      if (!configured.has(name)) continue;
-      this.pending.delete(name);
-      this.load(snapshot, takenAt, now);
-    }
+    this.restore.comeBack(this.store, configured, () => this.clock.now());
   }
 
-  /** Shutdown: the engine host has answered every waiter; write what is left and close. */
-  stop(): void {
+  /**
+   * Shutdown: the engine host has answered every waiter; write what changed since the last save
+   * (waiting for a save under way first) and close. Bounded by FINAL_WRITE_LIMIT_MS.
+   */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
     const store = this.store;
     if (store === undefined) return;
+    this.restore.abandon(); // a quota still coming back slice by slice stops here
+    // No request is served any more: the thread need not yield the CPU to the event loop.
+    void this.thread?.nice(0);
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), FINAL_WRITE_LIMIT_MS);
+    });
     try {
-      this.persist(true);
+      const last = (async () => {
+        await this.saving;
+        await this.persist(true);
+      })();
+      if ((await Promise.race([last, limit])) === 'late') {
+        this.abandoned = true;
+        this.log.error(`the last write took over ${FINAL_WRITE_LIMIT_MS} ms: abandoned`);
+        await this.thread?.terminate();
+      }
     } catch (error) {
       // Shutdown still completes (exit 0): the stored usage is at most one period old.
       this.log.error(`last write failed: ${String(error)}`);
     } finally {
+      clearTimeout(timer);
+      await this.thread?.close();
+      this.thread = undefined;
       store.close();
       this.store = undefined;
     }
   }
 
-  /** Writes the persisted quotas whose state changed since the last write. */
-  persist(force: boolean): void {
+  /**
+   * Writes what changed since the last save, then (unless `final`) deletes a slice of idle stored
+   * keys; a save under way is joined, not doubled.
+   */
+  persist(final = false): Promise<void> {
+    this.saving ??= this.save(final).finally(() => {
+      this.saving = undefined;
+    });
+    return this.saving;
+  }
+
+  private async save(final: boolean): Promise<void> {
     const store = this.store;
     if (store === undefined) return;
-    const quotas = this.limiter.quotas().filter(isPersisted);
-    const fingerprint = this.fingerprintOf(quotas);
-    if (!force && fingerprint === this.lastFingerprint) return;
+    const save = ++this.saves;
+    // Started at its first request: a shutdown with nothing to write starts no thread.
+    const thread = (): StoreThread => this.threadOn(store);
+    const started = performance.now();
     const now = this.clock.now();
-    const names = new Set(quotas.map((q) => q.name));
-    const snapshot = this.limiter.engine.snapshot(now, (name) => names.has(name));
-    const changed: StoredQuota[] = [];
-    const present = new Set<string>();
-    for (const q of snapshot.quotas) {
-      if (q.keys.length === 0 && q.leases.length === 0) continue;
-      present.add(q.name);
-      const json = JSON.stringify(q);
-      if (this.written.get(q.name) !== json) {
-        changed.push({ quota: q.name, takenAt: snapshot.takenAt, snapshot: json });
-      }
-    }
-    for (const [name, p] of this.pending) {
-      if (isStale(p.snapshot, p.takenAt, now)) this.pending.delete(name);
-    }
-    const removed = [...this.written.keys()].filter((n) => !present.has(n) && !this.pending.has(n));
-    if (changed.length === 0 && removed.length === 0) {
-      this.lastFingerprint = fingerprint;
+    const purged: Promise<StoreReply>[] = [];
+    const names = this.persistedNames((quotas) => purged.push(thread().purge(quotas, save)));
+    const sent = await this.writeChanged(save, names, now, thread);
+    if (purged.length + sent.replies.length === 0) {
+      if (!final) await this.sweep(thread(), now);
       return;
     }
-    try {
-      store.write(changed, removed);
-    } catch (error) {
+    const replies = await Promise.all([...purged, ...sent.replies, thread().commit(save)]);
+    const failure = replies.find((r) => !r.ok);
+    if (failure !== undefined && !failure.ok) {
+      // Rolled back as a whole: everything is written again by the next save.
+      for (const name of names) this.limiter.engine.markChanged(name);
+      for (const g of sent.gone) this.limiter.engine.markChanged(g.quota, g.keys);
       this.stats.failures++;
-      const message = String(error);
       // Once per distinct problem: a full disk would otherwise log every period.
-      if (message !== this.lastFailure) this.log.error(`cannot write ${store.path}: ${message}`);
-      this.lastFailure = message;
+      if (failure.error !== this.lastFailure)
+        this.log.error(`cannot write usage: ${failure.error}`);
+      this.lastFailure = failure.error;
       return;
     }
-    for (const q of changed) this.written.set(q.quota, q.snapshot);
-    for (const name of removed) this.written.delete(name);
-    this.lastFingerprint = fingerprint;
     this.lastFailure = '';
+    for (const r of replies) {
+      if (!r.ok) continue;
+      this.stats.rowsWritten += r.written;
+      this.stats.rowsDeleted += r.deleted;
+    }
     this.stats.writes++;
     this.stats.lastWriteAt = now;
-  }
-
-  private restore(store: SnapshotStore): void {
-    let stored: StoredQuota[];
-    try {
-      stored = store.readAll();
-    } catch (error) {
-      this.log.error(`cannot read ${store.path} (${String(error)}): starting empty`);
-      return;
-    }
-    const configured = new Set(this.limiter.quotas().map((q) => q.name));
-    const now = this.clock.now();
-    let keys = 0;
-    for (const row of stored) {
-      const snapshot = parseQuotaSnapshot(row.snapshot);
-      if (snapshot === undefined || snapshot.name !== row.quota) {
-        this.log.error(`${store.path}: quota ${row.quota} is unreadable, starting it empty`);
-        continue;
-      }
-      // Rows stay in the database until the next write replaces them.
-      this.written.set(row.quota, row.snapshot);
-      if (!configured.has(row.quota)) {
-        this.pending.set(row.quota, { snapshot, takenAt: row.takenAt });
-        continue;
-      }
-      if (this.load(snapshot, row.takenAt, now)) keys += snapshot.keys.length;
-    }
-    if (stored.length > 0) {
-      this.log.log(`restored ${keys} keys of ${stored.length - this.pending.size} quotas`);
-    }
-  }
-
-  private load(snapshot: QuotaSnapshot, takenAt: number, now: number): boolean {
-    try {
-      this.limiter.engine.restore({ version: 2, takenAt, quotas: [snapshot] }, now);
-      return true;
-    } catch (error) {
-      this.log.error(`cannot restore quota ${snapshot.name} (${String(error)}): starting it empty`);
-      return false;
-    }
+    this.stats.lastWriteMs = performance.now() - started;
+    if (!final) await this.sweep(thread(), now);
   }
 
   /**
-   * Cheap "did anything change": the decision counters and key counts of the persisted quotas,
-   * plus the host's revision for releases, usage records and resets, which no counter shows.
+   * Collects the changed keys of `names`, one slice per event-loop turn, and hands each slice to
+   * the store thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The
+   * dropped keys are returned too, so a save that fails can mark them again.
    */
-  private fingerprintOf(quotas: readonly QuotaSpec[]): string {
-    const names = new Set(quotas.map((q) => q.name));
-    let text = String(this.limiter.revision);
-    for (const c of this.limiter.counters()) {
-      if (names.has(c.quota)) text += `|${c.quota}:${c.approved}:${c.denied}:${c.activeKeys}`;
+  private async writeChanged(
+    save: number,
+    names: ReadonlySet<string>,
+    now: number,
+    thread: () => StoreThread,
+  ): Promise<{ replies: Promise<StoreReply>[]; gone: ChangedRows['gone'] }> {
+    const engine = this.limiter.engine;
+    const replies: Promise<StoreReply>[] = [];
+    const gone: { quota: string; keys: string[] }[] = [];
+    const waiting = new Set<Promise<StoreReply>>();
+    const send = (reply: Promise<StoreReply>): void => {
+      replies.push(reply);
+      waiting.add(reply);
+      void reply.then(() => waiting.delete(reply));
+    };
+    let cursor: ChangeCursor | undefined;
+    do {
+      const { rows, next } = engine.collectChanged((q) => names.has(q), SLICE_ROWS, now, cursor);
+      cursor = next;
+      for (const quota of rows.overflowed) {
+        // More keys were dropped than the engine remembers: store the quota whole again.
+        send(thread().purge([quota], save));
+        engine.markChanged(quota);
+      }
+      if (rows.keys.length > 0 || rows.gone.length > 0) {
+        gone.push(...rows.gone);
+        send(thread().write(encodeSlice(rows, now), save));
+      }
+      while (waiting.size >= MAX_IN_FLIGHT) await Promise.race(waiting);
+      if (cursor !== undefined) await nextTurn();
+    } while (cursor !== undefined && !this.abandoned);
+    return { replies, gone };
+  }
+
+  /** The store thread, started again if it died (a failure is retried at the next save). */
+  private threadOn(store: UsageStore): StoreThread {
+    if (this.thread?.alive !== true) {
+      this.thread = new StoreThread(store.path);
+      if (this.timer !== undefined) void this.thread.nice(SERVING_NICE);
     }
-    return text;
+    return this.thread;
+  }
+
+  /**
+   * The persisted quotas now. A quota that stopped being persisted, or was deleted and defined
+   * again, has its stored keys purged; a quota persisted anew has all its keys written.
+   */
+  private persistedNames(purge: (quotas: string[]) => void): Set<string> {
+    const engine = this.limiter.engine;
+    const names = new Set(
+      this.limiter
+        .quotas()
+        .filter(isPersisted)
+        .map((q) => q.name),
+    );
+    const gone: string[] = [];
+    for (const [name, generation] of this.owned) {
+      if (names.has(name) && engine.generationOf(name) === generation) continue;
+      gone.push(name);
+      this.owned.delete(name);
+    }
+    // Sent before any key of this save, so keys written from now on are not purged.
+    if (gone.length > 0) purge(gone);
+    for (const name of names) {
+      const generation = engine.generationOf(name);
+      if (this.owned.has(name) || generation === undefined) continue;
+      this.owned.set(name, generation);
+      // Rows collected while it was persisted before are stored no more: write them all.
+      engine.markChanged(name);
+    }
+    return names;
+  }
+
+  /** Deletes idle and orphaned stored keys, a bounded number per save, in the store thread. */
+  private async sweep(thread: StoreThread, now: number): Promise<void> {
+    const r = await thread.sweep(now, SWEEP_ROWS);
+    if (r.ok) {
+      this.stats.rowsDeleted += r.deleted;
+    } else if (r.error !== this.lastFailure) {
+      this.log.error(`cannot delete idle usage: ${r.error}`);
+      this.lastFailure = r.error;
+    }
   }
 }
