@@ -623,8 +623,63 @@ describe('Engine', () => {
       engine.usage({ key: 'k', cost: 0 }, T0); // nothing changes the window
       expect(decision(engine.acquire({ key: 'k', requestId: 'n' }, T0 + 100))).toEqual(no);
       const w = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 200));
-      expect(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 300)).toBe(w);
+      const repeat = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 300));
+      expect(repeat).not.toBe(w);
+      expect(repeat.requestId).toBe('w');
       expect(engine.footprint().waiters).toBe(1);
+    });
+
+    it('a caller repeating a waiting requestId waits on its own handle: one leaving keeps the other', () => {
+      const engine = new Engine([{ ...q, limits: [limit('r', 1, 1000)] }]);
+      decision(engine.acquire({ key: 'k' }, T0));
+      const first = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 10));
+      const second = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 20));
+      expect(first.cancel(T0 + 30)).toBe(true);
+      expect(first.settled).toMatchObject({ code: 'WAIT_TIMEOUT', requestId: 'w', waitedMs: 20 });
+      expect(second.settled).toBeUndefined();
+      expect(engine.footprint().waiters).toBe(1);
+      runUntil(engine, T0 + 1000);
+      expect(second.settled).toMatchObject({ allowed: true, requestId: 'w', waitedMs: 990 });
+      expect(used(engine, 'k', 'q', T0 + 1000)).toEqual({ r: 1 });
+      // Answered: a third repeat gets the answer itself, and a late cancel changes nothing.
+      expect(decision(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 1001))).toBe(
+        second.settled,
+      );
+      expect(second.cancel(T0 + 1002)).toBe(false);
+    });
+
+    it('the last caller of a shared wait leaving takes it out of the queue', () => {
+      const engine = new Engine([{ ...q, limits: [limit('r', 1, 1000)] }]);
+      decision(engine.acquire({ key: 'k' }, T0));
+      const first = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 10));
+      const second = waiter(engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 20));
+      const behind = waiter(engine.acquire({ key: 'k', wait: true }, T0 + 30));
+      expect(second.cancel(T0 + 40)).toBe(true);
+      expect(first.cancel(T0 + 50)).toBe(true);
+      expect(engine.footprint().waiters).toBe(1);
+      runUntil(engine, T0 + 1000);
+      expect(behind.settled).toMatchObject({ allowed: true, waitedMs: 970 });
+      // The repeat after both left is told what the wait came to.
+      const again = engine.acquire({ key: 'k', requestId: 'w', wait: true }, T0 + 1001);
+      expect(decision(again)).toMatchObject({ code: 'WAIT_TIMEOUT', requestId: 'w' });
+    });
+
+    it('a requestId used again after the idempotency window is swept in time order', () => {
+      const engine = new Engine([{ ...q, limits: [limit('r', 1_000_000, MINUTE)] }], {
+        shards: 1,
+        idempotencyTtlMs: 1000,
+        receiptTtlMs: 10_000,
+      });
+      decision(engine.acquire({ key: 'k', requestId: 'again' }, T0));
+      for (let i = 0; i < 50; i++)
+        decision(engine.acquire({ key: 'k', requestId: `r${i}` }, T0 + 1));
+      // A new request under the same id once its answer is forgotten: its receipt is rewritten.
+      decision(engine.acquire({ key: 'k', requestId: 'again' }, T0 + 5000));
+      engine.advance(T0 + 5000 + 10_000 - 1);
+      // Only 'again' (issued at T0 + 5000) is still remembered; r0..r49 were issued at T0 + 1.
+      expect(engine.footprint().remembered).toBe(1);
+      engine.advance(T0 + 5000 + 10_000);
+      expect(engine.footprint().remembered).toBe(0);
     });
   });
 

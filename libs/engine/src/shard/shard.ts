@@ -1,14 +1,36 @@
 import type { CompiledLimit } from '../algorithms';
-import { costFor } from '../quota/cost';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
-import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats, LimitStats } from '../types';
+import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats } from '../types';
 import { Reply, refusal } from './decision';
+import { Idempotency, memoKey } from './idempotency';
 import { rowIdleAt } from './idle';
-import { KeyTable } from './key-table';
+import {
+  chargeAll,
+  check,
+  Costs,
+  describe,
+  limitStats,
+  reasonFor,
+  refundAll,
+  settleAll,
+  statsWindow,
+  touchStats,
+  type Verdict,
+} from './limit-check';
 import { convertRow } from './migrate';
 import { Receipts } from './receipts';
-import { TimerHeap } from './timer-heap';
-import { KeyExtras, PendingAcquire, type Lease, type Waiter } from './waiters';
+import { adjustCapacities, newTable, relayout, sameLayout, type TableState } from './table';
+import {
+  KeyTimers,
+  nextDue,
+  refuseAll,
+  retryBehindWaiters,
+  timeOutWaiters,
+  waiterRefusal,
+} from './wait-queue';
+import { KeyExtras, PendingAcquire, Waiter, type Lease, type WaitHost } from './waiters';
+
+export type { TableState } from './table';
 
 export interface ShardOptions {
   readonly idempotencyTtlMs: number;
@@ -18,46 +40,40 @@ export interface ShardOptions {
   readonly idleSweepMs: number;
 }
 
-/** The keys of one quota in this shard, with the counters the metrics read. */
-export interface TableState {
-  readonly index: number;
-  quota: CompiledQuota;
-  keys: KeyTable;
-  readonly extras: Map<string, KeyExtras>;
-  approved: number;
-  denied: number;
+/** One acquire or decide being answered: what judge, admit, deny and enqueue read. */
+interface Attempt {
+  readonly t: TableState;
+  readonly input: AcquireInput;
+  /** The client's requestId; undefined: the shard names the request. */
+  readonly requestId: string | undefined;
+  readonly hash: number;
+  readonly now: number;
+  /** An acquire commits; a decide is a dry run. */
+  readonly commit: boolean;
+  /** The key's row; -1 in a dry run for a key the shard does not hold. */
+  readonly row: number;
+  readonly extras: KeyExtras | undefined;
+  /** The state judged, at `base`: the key's own row, or a copy of it in a dry run. */
+  readonly s: Float64Array;
+  readonly base: number;
 }
-
-interface Remembered {
-  readonly at: number;
-  readonly answer: Decision | PendingAcquire;
-}
-
-interface Issued {
-  readonly at: number;
-  readonly receipt: number;
-}
-
-const memoKey = (table: number, key: string, requestId: string): string =>
-  `${table}\u0000${key}\u0000${requestId}`;
 
 /**
  * An actor: this shard alone owns the state of the (quota, key)s that hash to it. Node runs one
  * call at a time, so a shard needs no lock; hosts with worker threads give each shard one owner.
+ *
+ * Acquire and decide are one core, `reserve` (as x/time/rate's reserveN serves Allow, Reserve and
+ * Wait): decide runs it on a copy of the key's row and commits nothing.
  */
-export class Shard {
+export class Shard implements WaitHost {
   readonly tables: (TableState | undefined)[] = [];
-  private readonly timers = new TimerHeap();
+  private readonly timers = new KeyTimers();
   private readonly receipts: Receipts;
-  /** Answers by client requestId, for idempotency. */
-  private readonly answers = new Map<string, Remembered>();
-  /** Receipts of requests whose id does not encode them (client ids, waiters). */
-  private readonly issued = new Map<string, Issued>();
+  private readonly memos: Idempotency;
+  /** Cost per limit of the request being decided, and of waiters a simulation replays. */
+  private readonly costs = new Costs();
+  private readonly replayCosts = new Costs();
   private scratch = new Float64Array(64);
-  /** Cost per limit of the request being decided. */
-  private costs = new Float64Array(8);
-  private dryRow = new Float64Array(64);
-  private retry = 0;
   private counter = 0;
   private readonly admittedPrefix: string;
   private readonly otherPrefix: string;
@@ -72,6 +88,7 @@ export class Shard {
     private readonly sweepPhase = 1,
   ) {
     this.receipts = new Receipts(options.receiptCapacity, options.receiptTtlMs);
+    this.memos = new Idempotency(options.idempotencyTtlMs, options.receiptTtlMs);
     this.admittedPrefix = `${idPrefix}${id.toString(36)}a`;
     this.otherPrefix = `${idPrefix}${id.toString(36)}n`;
   }
@@ -79,19 +96,7 @@ export class Shard {
   // ---------------------------------------------------------------- tables and quota changes
 
   table(index: number, quota: CompiledQuota): TableState {
-    let t = this.tables[index];
-    if (t === undefined) {
-      t = {
-        index,
-        quota,
-        keys: new KeyTable(quota.stride),
-        extras: new Map(),
-        approved: 0,
-        denied: 0,
-      };
-      this.tables[index] = t;
-    }
-    return t;
+    return (this.tables[index] ??= newTable(index, quota));
   }
 
   /** Applies a changed quota to existing keys: counts are kept, waiters are re-examined. */
@@ -100,33 +105,12 @@ export class Shard {
     if (t === undefined) return;
     const old = t.quota;
     t.quota = quota;
-    const sameLayout =
-      old.limits.length === quota.limits.length &&
-      old.limits.every((l, i) => {
-        const n = quota.limits[i]!;
-        return l.name === n.name && l.layoutKey === n.layoutKey && l.offset === n.offset;
-      });
-    if (!sameLayout) {
-      const next = t.keys.successor(quota.stride);
-      for (let row = 0; row < t.keys.keys.length; row++) {
-        const key = t.keys.keys[row];
-        if (key === undefined) continue;
-        const to = next.create(key, t.keys.hashOf(row));
-        convertRow(
-          old.limits,
-          t.keys.rows,
-          row * old.stride,
-          quota.limits,
-          next.rows,
-          to * quota.stride,
-          now,
-        );
-      }
-      t.keys = next;
+    if (sameLayout(old, quota)) {
+      adjustCapacities(old.limits, quota.limits, t.keys);
+    } else {
+      t.keys = relayout(t.keys, old, quota, now);
       // Rows were renumbered: entries pointing at old rows must not count as live any more.
       for (const x of t.extras.values()) x.scheduledAt = 0;
-    } else {
-      this.adjustCapacities(old.limits, quota.limits, t.keys);
     }
     if (t.extras.size === 0) return;
     for (let row = 0; row < t.keys.keys.length; row++) {
@@ -135,32 +119,12 @@ export class Shard {
     }
   }
 
-  /** Token buckets keep their tokens when only the burst changed. */
-  private adjustCapacities(
-    from: readonly CompiledLimit[],
-    to: readonly CompiledLimit[],
-    keys: KeyTable,
-  ): void {
-    for (let i = 0; i < to.length; i++) {
-      const a = from[i]!;
-      const b = to[i]!;
-      if (b.algorithm !== 'token_bucket' || a.capacity === b.capacity) continue;
-      for (let row = 0; row < keys.keys.length; row++) {
-        if (keys.keys[row] === undefined) continue;
-        const at = row * keys.stride + b.offset;
-        const tokens = a.capacity * a.windowMs - keys.rows[at]!;
-        keys.rows[at] = b.capacity * b.windowMs - Math.min(tokens, b.capacity * b.windowMs);
-        keys.mark(row);
-      }
-    }
-  }
-
   /** The quota was deleted: its waiters are told, its state dropped. */
   dropQuota(index: number, now: number): void {
     const t = this.tables[index];
     if (t === undefined) return;
     for (const extras of t.extras.values()) {
-      this.refuseAll(extras, 'UNKNOWN_QUOTA', t.quota.name, 'quota: was deleted', now);
+      refuseAll(extras, 'UNKNOWN_QUOTA', 'quota: was deleted', now);
     }
     this.tables[index] = undefined;
   }
@@ -174,22 +138,32 @@ export class Shard {
     hash: number,
   ): Decision | PendingAcquire {
     const rid = input.requestId;
-    if (rid === undefined) return this.acquireOnce(t, input, undefined, now, hash);
+    if (rid === undefined) return this.reserve(t, input, undefined, hash, now, true);
     const memo = memoKey(t.index, input.key, rid);
-    const seen = this.answers.get(memo);
-    if (seen !== undefined && seen.at + this.options.idempotencyTtlMs > now) return seen.answer;
-    const answer = this.acquireOnce(t, input, rid, now, hash);
-    this.answers.delete(memo);
-    this.answers.set(memo, { at: now, answer });
+    const seen = this.memos.recall(memo, now);
+    if (seen !== undefined) return seen instanceof PendingAcquire ? seen.repeat() : seen;
+    const answer = this.reserve(t, input, rid, hash, now, true);
+    this.memos.remember(memo, answer, now);
     return answer;
   }
 
-  private acquireOnce(
+  /** A dry run: answers as acquire would, charges nothing, never waits, creates no state. */
+  decide(t: TableState, input: AcquireInput, now: number, hash: number): Decision {
+    return this.reserve(t, input, input.requestId, hash, now, false) as Decision;
+  }
+
+  /**
+   * The one core of acquire (`commit`) and decide: the request is judged against the limits, the
+   * waiters ahead and the concurrency cap; then admitted, refused or queued. A dry run judges a
+   * copy of the key's row and leaves no trace.
+   */
+  private reserve(
     t: TableState,
     input: AcquireInput,
     requestId: string | undefined,
-    now: number,
     hash: number,
+    now: number,
+    commit: boolean,
   ): Decision | PendingAcquire {
     const q = t.quota;
     const key = input.key;
@@ -202,386 +176,170 @@ export class Shard {
         'deadline: has passed',
       );
     }
-    const tooBig = this.costExceeds(q, input.cost, requestId, key);
-    if (tooBig !== undefined) return q.shadow ? this.shadowed(tooBig) : tooBig;
-
+    const exceeds = this.costs.fill(q, input.cost);
+    if (exceeds >= 0) {
+      const r = this.costExceeds(q, exceeds, requestId, key);
+      return q.shadow ? shadowed(r) : r;
+    }
     let row = t.keys.find(key, hash);
-    if (row < 0) row = this.createRow(t, key, hash, now);
-    t.keys.mark(row);
-    const s = t.keys.rows;
-    const base = row * q.stride;
-    const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
+    let s: Float64Array;
+    let base: number;
+    if (commit) {
+      if (row < 0) row = this.createRow(t, key, hash, now);
+      t.keys.mark(row);
+      s = t.keys.rows;
+      base = row * q.stride;
+    } else {
+      s = this.scratchRow(q.stride);
+      if (row >= 0) s.set(t.keys.rows.subarray(row * q.stride, (row + 1) * q.stride));
+      base = 0;
+    }
+    const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
+    if (commit) extras?.expireLeases(now);
+    const a: Attempt = { t, input, requestId, hash, now, commit, row, extras, s, base };
+    const verdict = this.judge(a);
+    if (commit) touchStats(q, s, base, now);
+    if (verdict === undefined) return commit ? this.admit(a, 0) : this.dryAdmit(a);
+    if (q.shadow) return this.wouldRefuse(a, verdict);
+    if (commit && input.wait === true && q.queue !== undefined) return this.enqueue(a, verdict);
+    return this.deny(a, verdict, verdict.code);
+  }
 
-    const refusing = this.check(q, s, base, now);
-    this.touchStats(q, s, base, now);
-    let code: DecisionCode | undefined = refusing >= 0 ? 'RATE_LIMITED' : undefined;
-    let retry = this.retry;
+  /** Why `a` cannot be admitted now (undefined: it can). */
+  private judge(a: Attempt): Verdict | undefined {
+    const { s, base, now } = a;
+    const q = a.t.quota;
+    const limits = check(q, this.costs, s, base, now);
+    const refusing = limits?.refusing ?? -1;
+    const extras = a.extras;
     if (extras !== undefined && extras.waiting > 0) {
       // Strict FIFO: nobody overtakes a waiter, even when the request would fit.
-      code = 'RATE_LIMITED';
-      retry = this.simulateRetry(t, row, extras, input.cost, now);
-    } else if (q.concurrency !== undefined && extras?.leases !== undefined) {
-      this.expireLeases(extras, now);
-      if (extras.leases.size >= q.concurrency.max) {
-        code = 'CONCURRENCY_LIMITED';
-        retry = Math.max(retry, this.earliestLease(extras) - now, 1);
-      }
+      const copy = this.copyRow(q, s, base);
+      const retryMs = retryBehindWaiters(q, copy, extras, a.input.cost, now, this.replayCosts);
+      return { code: 'RATE_LIMITED', refusing, retryMs };
     }
-
-    let answer: Decision | PendingAcquire;
-    if (code === undefined) {
-      answer = this.admit(t, row, extras, input, requestId, now, 0, hash);
-    } else if (q.shadow) {
-      s[base + ROW_DENIED]! += 1;
-      t.denied++;
-      const r = new Reply(true, 'OK', requestId ?? this.otherId(), key, q.name);
-      this.describe(r, q, s, base, now, refusing);
-      r.shadow = true;
-      r.retryAfterMs = retry;
-      r.reason = `shadow: would be ${code}`;
-      answer = r;
-    } else if (input.wait === true && q.queue !== undefined) {
-      answer = this.enqueue(t, row, extras, input, requestId, now, code, refusing, retry, hash);
-    } else {
-      answer = this.deny(
-        t,
-        row,
-        input,
-        requestId,
-        now,
-        code,
-        refusing,
-        retry,
-        this.reasonFor(code, q, refusing),
-      );
+    // A full cap answers CONCURRENCY_LIMITED even when a limit refuses too; the retry waits for both.
+    const cap = q.concurrency?.max;
+    if (cap !== undefined && extras !== undefined && extras.liveLeases(now) >= cap) {
+      const retryMs = Math.max(limits?.retryMs ?? 0, extras.earliestLease(now) - now, 1);
+      return { code: 'CONCURRENCY_LIMITED', refusing, retryMs };
     }
-    return answer;
-  }
-
-  /** A dry run: answers as acquire would, charges nothing, never waits, creates no state. */
-  decide(t: TableState, input: AcquireInput, now: number, hash: number): Decision {
-    const q = t.quota;
-    const key = input.key;
-    const requestId = input.requestId ?? this.otherId();
-    if (input.deadline !== undefined && input.deadline <= now) {
-      return refusal('WAIT_TIMEOUT', requestId, key, q.name, 'deadline: has passed');
-    }
-    const tooBig = this.costExceeds(q, input.cost, requestId, key);
-    if (tooBig !== undefined) return q.shadow ? this.shadowed(tooBig) : tooBig;
-    const found = t.keys.find(key, hash);
-    const row = found < 0 ? undefined : found;
-    const extras = row === undefined ? undefined : t.extras.get(key);
-    let code: DecisionCode | undefined;
-    let retry = 0;
-    const waitersAhead = extras !== undefined && extras.waiting > 0;
-    if (waitersAhead) {
-      code = 'RATE_LIMITED';
-      retry = this.simulateRetry(t, row!, extras, input.cost, now);
-    }
-    // Work on a copy of the row: the dry run must leave no trace.
-    if (this.dryRow.length < q.stride) this.dryRow = new Float64Array(q.stride * 2);
-    const s = this.dryRow;
-    if (row === undefined) s.fill(0, 0, q.stride);
-    else s.set(t.keys.rows.subarray(row * q.stride, (row + 1) * q.stride));
-    const refusing = this.check(q, s, 0, now);
-    if (code === undefined && refusing >= 0) {
-      code = 'RATE_LIMITED';
-      retry = this.retry;
-    }
-    // As acquire: a full cap answers CONCURRENCY_LIMITED even when a limit refuses too, and the
-    // retry waits for both; leases acquire would expire first do not count.
-    if (!waitersAhead && q.concurrency !== undefined && extras?.leases !== undefined) {
-      let live = 0;
-      let earliest = Infinity;
-      for (const l of extras.leases.values()) {
-        if (l.expiresAt <= now) continue;
-        live++;
-        if (l.expiresAt < earliest) earliest = l.expiresAt;
-      }
-      if (live >= q.concurrency.max) {
-        code = 'CONCURRENCY_LIMITED';
-        retry = Math.max(retry, earliest - now, 1);
-      }
-    }
-    if (code === undefined) this.chargeAll(q, s, 0, now);
-    const r = new Reply(code === undefined || q.shadow, 'OK', requestId, key, q.name);
-    this.describe(r, q, s, 0, now, refusing);
-    if (code !== undefined) {
-      r.retryAfterMs = Math.max(1, retry);
-      if (q.shadow) {
-        r.shadow = true;
-        r.reason = `shadow: would be ${code}`;
-      } else {
-        r.code = code;
-        r.reason = this.reasonFor(code, q, refusing);
-      }
-    }
-    return r;
-  }
-
-  /** A shadow quota admits what a limit refused, and says so. */
-  private shadowed(r: Reply): Reply {
-    r.reason = `shadow: would be ${r.code} (${r.reason ?? ''})`;
-    r.allowed = true;
-    r.code = 'OK';
-    r.shadow = true;
-    return r;
-  }
-
-  /** Fills `costs` (per limit, this request); returns the index of a limit the cost exceeds, or -1. */
-  private fillCosts(q: CompiledQuota, cost: Cost | undefined): number {
-    const limits = q.limits;
-    if (this.costs.length < limits.length) this.costs = new Float64Array(limits.length * 2);
-    const costs = this.costs;
-    let exceeds = -1;
-    for (let i = 0; i < limits.length; i++) {
-      const l = limits[i]!;
-      const c = costFor(cost, l.unit);
-      costs[i] = c;
-      if (c > l.capacity && exceeds < 0) exceeds = i;
-    }
-    return exceeds;
+    return limits;
   }
 
   private costExceeds(
     q: CompiledQuota,
-    cost: Cost | undefined,
+    limit: number,
     requestId: string | undefined,
     key: string,
-  ): Reply | undefined {
-    const i = this.fillCosts(q, cost);
-    if (i < 0) return undefined;
-    const l = q.limits[i]!;
+  ): Reply {
+    const l = q.limits[limit]!;
+    const cost = this.costs.at(limit);
     const r = refusal(
       'COST_EXCEEDS_LIMIT',
       requestId ?? this.otherId(),
       key,
       q.name,
-      `cost.${l.unit}: ${this.costs[i]} exceeds the capacity ${l.capacity} of limit ${l.name}`,
+      `cost.${l.unit}: ${cost} exceeds the capacity ${l.capacity} of limit ${l.name}`,
     );
     r.limit = l.capacity;
     r.limitName = l.name;
     return r;
   }
 
-  /** Syncs every limit and returns the index of the limit that refuses longest (-1: admitted). */
-  private check(q: CompiledQuota, s: Float64Array, base: number, now: number): number {
-    const limits = q.limits;
-    const costs = this.costs;
-    let refusing = -1;
-    let retry = 0;
-    for (let i = 0; i < limits.length; i++) {
-      const l = limits[i]!;
-      const o = base + l.offset;
-      l.impl.sync(s, o, l, now);
-      const c = costs[i]!;
-      if (c > 0 && l.impl.available(s, o, l) < c) {
-        const r = l.impl.retryAfter(s, o, l, now, c);
-        if (refusing < 0 || r > retry) {
-          retry = r;
-          refusing = i;
-        }
-      }
-    }
-    this.retry = retry;
-    return refusing;
-  }
-
-  /** Charges the costs of the last `fillCosts`, which the preceding `check` admitted. */
-  private chargeAll(q: CompiledQuota, s: Float64Array, base: number, now: number): void {
-    const limits = q.limits;
-    const costs = this.costs;
-    for (let i = 0; i < limits.length; i++) {
-      const l = limits[i]!;
-      const c = costs[i]!;
-      if (c > 0) l.impl.charge(s, base + l.offset, l, now, c);
-    }
-  }
-
-  /** Fills limit, remaining, resetMs and limitName from the binding limit. */
-  private describe(
-    r: Reply,
-    q: CompiledQuota,
-    s: Float64Array,
-    base: number,
-    now: number,
-    refusing: number,
-  ): void {
-    const limits = q.limits;
-    if (limits.length === 0) return;
-    let idx = refusing;
-    if (idx < 0) {
-      idx = 0;
-      if (limits.length > 1) {
-        let least = Infinity;
-        for (let i = 0; i < limits.length; i++) {
-          const l = limits[i]!;
-          const share = l.impl.available(s, base + l.offset, l) / l.capacity;
-          if (share < least) {
-            least = share;
-            idx = i;
-          }
-        }
-      }
-    }
-    const l = limits[idx]!;
-    const o = base + l.offset;
-    r.limit = l.capacity;
-    r.remaining = Math.max(0, l.impl.available(s, o, l));
-    r.resetMs = l.impl.resetMs(s, o, l, now);
-    r.limitName = l.name;
-  }
-
-  private reasonFor(code: DecisionCode, q: CompiledQuota, refusing: number): string {
-    switch (code) {
-      case 'RATE_LIMITED':
-        return refusing >= 0
-          ? `limit ${q.limits[refusing]!.name} reached`
-          : 'requests are waiting ahead';
-      case 'CONCURRENCY_LIMITED':
-        return `concurrency max ${q.concurrency?.max ?? 0} reached`;
-      case 'QUEUE_FULL':
-        return `queue of ${q.queue?.maxSize ?? 0} is full`;
-      case 'WAIT_TIMEOUT':
-        return 'waited until the deadline';
-      case 'OK':
-      case 'COST_EXCEEDS_LIMIT':
-      case 'UNKNOWN_QUOTA':
-      case 'INVALID_REQUEST':
-      case 'UNAVAILABLE':
-        return code;
-    }
-  }
-
-  private admit(
-    t: TableState,
-    row: number,
-    extras: KeyExtras | undefined,
-    input: AcquireInput,
-    requestId: string | undefined,
-    now: number,
-    waitedMs: number,
-    hash: number,
-  ): Reply {
+  /** Charges the attempt's costs, counts it, keeps its receipt and takes its lease. */
+  private admit(a: Attempt, waitedMs: number): Reply {
+    const { t, input, now, row, s, base } = a;
     const q = t.quota;
-    const s = t.keys.rows;
-    const base = row * q.stride;
-    const key = input.key;
-    this.chargeAll(q, s, base, now);
+    chargeAll(q, this.costs, s, base, now);
     s[base + ROW_APPROVED]! += 1;
     t.approved++;
-    const seq = this.receipts.add(t.index, hash, input.cost, now);
-    let id = requestId;
-    if (id === undefined) {
-      id = this.admittedPrefix + seq;
-    } else {
-      this.issued.set(memoKey(t.index, key, id), { at: now, receipt: seq });
-    }
-    const r = new Reply(true, 'OK', id, key, q.name);
-    this.describe(r, q, s, base, now, -1);
+    const seq = this.receipts.add(t.index, a.hash, input.cost, now);
+    let id = a.requestId;
+    if (id === undefined) id = this.admittedPrefix + seq;
+    else this.memos.issue(memoKey(t.index, input.key, id), seq, now);
+    const r = new Reply(true, 'OK', id, input.key, q.name);
+    describe(r, q, s, base, now, -1);
     r.waitedMs = waitedMs;
     if (q.concurrency !== undefined) {
-      const x = extras ?? this.extrasOf(t, key);
+      const x = a.extras ?? this.extrasOf(t, input.key);
       x.leases ??= new Map<string, Lease>();
       const leaseId = `${this.otherPrefix}l${(this.counter++).toString(36)}`;
       const expiresAt = now + q.concurrency.leaseTtlMs;
       x.leases.set(leaseId, { id: leaseId, requestId: id, expiresAt });
       r.leaseId = leaseId;
-      this.scheduleAt(x, t.index, row, expiresAt);
+      this.timers.schedule(x, t.index, row, expiresAt);
     }
     return r;
   }
 
-  private deny(
-    t: TableState,
-    row: number,
-    input: AcquireInput,
-    requestId: string | undefined,
-    now: number,
-    code: DecisionCode,
-    refusing: number,
-    retry: number,
-    reason: string,
-  ): Reply {
-    const q = t.quota;
-    const s = t.keys.rows;
-    const base = row * q.stride;
-    s[base + ROW_DENIED]! += 1;
-    t.denied++;
-    const r = new Reply(false, code, requestId ?? this.otherId(), input.key, q.name);
-    this.describe(r, q, s, base, now, refusing);
-    r.retryAfterMs = Math.max(1, retry);
-    r.reason = reason;
+  /** What admitting would answer: the dry run's copy is charged, nothing else. */
+  private dryAdmit(a: Attempt): Reply {
+    const q = a.t.quota;
+    chargeAll(q, this.costs, a.s, a.base, a.now);
+    const r = new Reply(true, 'OK', a.requestId ?? this.otherId(), a.input.key, q.name);
+    describe(r, q, a.s, a.base, a.now, -1);
     return r;
   }
 
-  private enqueue(
-    t: TableState,
-    row: number,
-    known: KeyExtras | undefined,
-    input: AcquireInput,
-    requestId: string | undefined,
-    now: number,
-    code: DecisionCode,
-    refusing: number,
-    retry: number,
-    hash: number,
-  ): Decision | PendingAcquire {
+  /** Refuses with `code` (the verdict's, or QUEUE_FULL); an acquire counts it denied. */
+  private deny(a: Attempt, v: Verdict, code: DecisionCode): Reply {
+    const q = a.t.quota;
+    if (a.commit) {
+      a.s[a.base + ROW_DENIED]! += 1;
+      a.t.denied++;
+    }
+    const r = new Reply(false, code, a.requestId ?? this.otherId(), a.input.key, q.name);
+    describe(r, q, a.s, a.base, a.now, v.refusing);
+    r.retryAfterMs = Math.max(1, v.retryMs);
+    r.reason = reasonFor(code, q, v.refusing);
+    return r;
+  }
+
+  /** A shadow quota admits what it would refuse, charges nothing, and says so. */
+  private wouldRefuse(a: Attempt, v: Verdict): Reply {
+    const r = this.deny(a, v, v.code);
+    r.allowed = true;
+    r.code = 'OK';
+    r.shadow = true;
+    r.reason = `shadow: would be ${v.code}`;
+    return r;
+  }
+
+  private enqueue(a: Attempt, v: Verdict): Decision | PendingAcquire {
+    const { t, input, now } = a;
     const queue = t.quota.queue!;
     const budget = Math.min(input.maxWaitMs ?? queue.maxWaitMs, queue.maxWaitMs);
-    const deadline = Math.min(now + budget, input.deadline ?? Infinity);
-    if (budget <= 0) {
-      return this.deny(
-        t,
-        row,
-        input,
-        requestId,
-        now,
-        code,
-        refusing,
-        retry,
-        this.reasonFor(code, t.quota, refusing),
-      );
-    }
-    const extras = known ?? this.extrasOf(t, input.key);
+    if (budget <= 0) return this.deny(a, v, v.code);
+    const extras = a.extras ?? this.extrasOf(t, input.key);
     if (extras.waiting >= queue.maxSize) {
-      return this.deny(
-        t,
-        row,
-        input,
-        requestId,
-        now,
-        'QUEUE_FULL',
-        refusing,
-        retry,
-        this.reasonFor('QUEUE_FULL', t.quota, refusing),
-      );
+      return this.deny(a, v, 'QUEUE_FULL');
     }
-    const id = requestId ?? this.otherId();
-    const waiter: Waiter = {
-      input,
-      requestId: id,
-      enqueuedAt: now,
-      deadline,
-      hash,
-      done: false,
-      pending: new PendingAcquire(id, (_p, at) => this.cancel(t, waiter, at)),
-    };
+    const deadline = Math.min(now + budget, input.deadline ?? Infinity);
+    const id = a.requestId ?? this.otherId();
+    const waiter = new Waiter(t, input, id, now, deadline, a.hash, this);
     extras.queue.push(waiter);
     extras.waiting++;
-    const wake = extras.waiting === 1 ? Math.min(deadline, now + Math.max(1, retry)) : deadline;
-    this.scheduleAt(extras, t.index, row, wake);
+    const wake = extras.waiting === 1 ? Math.min(deadline, now + Math.max(1, v.retryMs)) : deadline;
+    this.timers.schedule(extras, t.index, a.row, wake);
     return waiter.pending;
   }
 
-  private cancel(t: TableState, waiter: Waiter, now: number): boolean {
+  /** WaitHost: the last caller of `waiter` left. */
+  cancelWaiter(waiter: Waiter, now: number): boolean {
+    const t = waiter.table;
     if (waiter.done || this.tables[t.index] !== t) return false;
     const extras = t.extras.get(waiter.input.key);
     if (extras !== undefined) extras.waiting--;
-    this.refuseWaiter(waiter, 'WAIT_TIMEOUT', t.quota.name, 'wait: cancelled by the caller', now);
+    waiter.settle(this.leftAnswer(waiter, now));
     const row = t.keys.find(waiter.input.key, waiter.hash);
     if (row >= 0) this.examine(t, row, now);
     return true;
+  }
+
+  /** WaitHost: a caller that leaves is answered this. */
+  leftAnswer(waiter: Waiter, now: number): Decision {
+    return waiterRefusal(waiter, 'WAIT_TIMEOUT', 'wait: cancelled by the caller', now);
   }
 
   private extrasOf(t: TableState, key: string): KeyExtras {
@@ -593,49 +351,16 @@ export class Shard {
     return x;
   }
 
-  /** When would `cost` be admitted behind the current waiters, if nothing else happened? */
-  private simulateRetry(
-    t: TableState,
-    row: number,
-    extras: KeyExtras,
-    cost: Cost | undefined,
-    now: number,
-  ): number {
-    const q = t.quota;
-    const s = this.scratchRow(q.stride);
-    s.set(t.keys.rows.subarray(row * q.stride, (row + 1) * q.stride));
-    let at = now;
-    for (let i = extras.head; i < extras.queue.length; i++) {
-      const w = extras.queue[i]!;
-      if (w.done) continue;
-      this.fillCosts(q, w.input.cost);
-      this.check(q, s, 0, at);
-      const admitted = at + this.retry;
-      if (admitted >= w.deadline) continue; // it will time out, charging nothing
-      at = admitted;
-      this.check(q, s, 0, at);
-      this.chargeAll(q, s, 0, at);
-    }
-    this.fillCosts(q, cost);
-    this.check(q, s, 0, at);
-    return Math.max(1, at + this.retry - now);
+  private copyRow(q: CompiledQuota, s: Float64Array, base: number): Float64Array {
+    const copy = this.scratch === s ? new Float64Array(q.stride) : this.scratchRow(q.stride);
+    copy.set(s.subarray(base, base + q.stride));
+    return copy;
   }
 
   private scratchRow(stride: number): Float64Array {
     if (this.scratch.length < stride) this.scratch = new Float64Array(stride * 2);
     this.scratch.fill(0, 0, stride);
     return this.scratch;
-  }
-
-  private touchStats(q: CompiledQuota, s: Float64Array, base: number, now: number): void {
-    const first = q.limits[0];
-    const start =
-      first === undefined ? 0 : first.impl.windowStart(s, base + first.offset, first, now);
-    if (s[base + ROW_STATS_WINDOW] !== start) {
-      s[base + ROW_STATS_WINDOW] = start;
-      s[base + ROW_APPROVED] = 0;
-      s[base + ROW_DENIED] = 0;
-    }
   }
 
   private otherId(): string {
@@ -673,17 +398,8 @@ export class Shard {
     } else if (requestId !== undefined) {
       const i = this.findReceipt(t, key, hash, requestId);
       if (i >= 0) {
-        const s = t.keys.rows;
-        const base = row * q.stride;
         const cost = this.receipts.costAt(i);
-        const chargedAt = this.receipts.chargedAtOf(i);
-        for (const l of q.limits) {
-          const c = costFor(cost, l.unit);
-          if (c > 0) {
-            l.impl.sync(s, base + l.offset, l, now);
-            l.impl.refund(s, base + l.offset, l, chargedAt, c);
-          }
-        }
+        refundAll(q, t.keys.rows, row * q.stride, cost, this.receipts.chargedAtOf(i), now);
         this.receipts.markReleased(i);
         released = true;
       }
@@ -705,25 +421,17 @@ export class Shard {
     let row = t.keys.find(key, hash);
     const i = requestId === undefined || row < 0 ? -1 : this.findReceipt(t, key, hash, requestId);
     if (row < 0) row = this.createRow(t, key, hash, now);
-    const s = t.keys.rows;
-    const base = row * q.stride;
-    const before = i >= 0 ? this.receipts.costAt(i) : undefined;
+    const charged = i >= 0 ? this.receipts.costAt(i) : NOTHING;
     const chargedAt = i >= 0 ? this.receipts.chargedAtOf(i) : now;
-    for (const l of q.limits) {
-      const o = base + l.offset;
-      l.impl.sync(s, o, l, now);
-      const delta = costFor(cost, l.unit) - (i >= 0 ? costFor(before, l.unit) : 0);
-      if (delta > 0) l.impl.charge(s, o, l, now, delta);
-      else if (delta < 0) l.impl.refund(s, o, l, chargedAt, -delta);
-    }
+    settleAll(q, t.keys.rows, row * q.stride, charged, cost, chargedAt, now);
     if (i >= 0) this.receipts.setCost(i, cost);
     this.examine(t, row, now);
     return this.stats(t, key, hash, now);
   }
 
   private findReceipt(t: TableState, key: string, hash: number, requestId: string): number {
-    const issued = this.issued.get(memoKey(t.index, key, requestId));
-    if (issued !== undefined) return this.receipts.find(issued.receipt, t.index, hash);
+    const issued = this.memos.receiptOf(memoKey(t.index, key, requestId));
+    if (issued !== undefined) return this.receipts.find(issued, t.index, hash);
     if (requestId.startsWith(this.admittedPrefix)) {
       const digits = requestId.slice(this.admittedPrefix.length);
       const seq = /^\d{1,15}$/.test(digits) ? Number(digits) : NaN;
@@ -743,34 +451,15 @@ export class Shard {
       s = t.keys.rows;
       base = row * q.stride;
     }
-    const limits: LimitStats[] = [];
-    for (const l of q.limits) {
-      const o = base + l.offset;
-      l.impl.sync(s, o, l, now);
-      const available = l.impl.available(s, o, l);
-      limits.push({
-        name: l.name,
-        unit: l.unit,
-        limit: l.capacity,
-        used: l.impl.used(s, o, l),
-        remaining: Math.max(0, available),
-        resetMs: l.impl.resetMs(s, o, l, now),
-      });
-    }
+    const limits = limitStats(q, s, base, now);
     const extras = t.extras.get(key);
-    let inFlight = 0;
-    if (extras?.leases !== undefined)
-      for (const l of extras.leases.values()) if (l.expiresAt > now) inFlight++;
-    const first = q.limits[0];
-    const current =
-      first === undefined ? 0 : first.impl.windowStart(s, base + first.offset, first, now);
-    const sameWindow = row >= 0 && s[base + ROW_STATS_WINDOW] === current;
+    const sameWindow = row >= 0 && s[base + ROW_STATS_WINDOW] === statsWindow(q, s, base, now);
     return {
       key,
       quota: q.name,
       limits,
       queued: extras?.waiting ?? 0,
-      inFlight,
+      inFlight: extras?.liveLeases(now) ?? 0,
       approved: sameWindow ? s[base + ROW_APPROVED]! : 0,
       denied: sameWindow ? s[base + ROW_DENIED]! : 0,
     };
@@ -817,26 +506,13 @@ export class Shard {
 
   /** Runs every check due at or before `now` and drops what has expired. */
   advance(now: number): void {
-    const timers = this.timers;
-    while (timers.size > 0 && timers.peekAt() <= now) {
-      const at = timers.peekAt();
-      const index = timers.peekTable();
-      const row = timers.peekRow();
-      timers.pop();
-      const t = this.tables[index];
-      const key = t?.keys.keys[row];
-      if (t === undefined || key === undefined) continue;
-      const x = t.extras.get(key);
-      if (x === undefined || x.scheduledAt !== at) continue; // superseded
-      x.scheduledAt = 0;
-      this.examine(t, row, now);
-    }
+    this.timers.runDue(now, this.tables, (t, row) => this.examine(t, row, now));
     if (this.sweepAt !== 0 && now >= this.sweepAt) this.dropIdleRows(now);
     this.sweep(now);
   }
 
   nextWakeAt(): number {
-    const at = this.timers.peekAt();
+    const at = this.timers.nextAt();
     return this.sweepAt !== 0 && this.sweepAt < at ? this.sweepAt : at;
   }
 
@@ -870,16 +546,7 @@ export class Shard {
   }
 
   private sweep(now: number): void {
-    const ttl = this.options.idempotencyTtlMs;
-    for (const [memo, e] of this.answers) {
-      if (e.at + ttl > now) break;
-      this.answers.delete(memo);
-    }
-    const receiptTtl = this.options.receiptTtlMs;
-    for (const [memo, e] of this.issued) {
-      if (e.at + receiptTtl > now) break;
-      this.issued.delete(memo);
-    }
+    this.memos.sweep(now);
     this.receipts.sweep(now);
     for (const t of this.tables) {
       if (t === undefined) continue;
@@ -903,107 +570,56 @@ export class Shard {
     let next = Infinity;
     const extras = t.extras.get(key);
     if (extras !== undefined) {
-      this.expireLeases(extras, now);
-      for (let i = extras.head; i < extras.queue.length; i++) {
-        const w = extras.queue[i]!;
-        if (w.done || w.deadline > now) continue;
-        extras.waiting--;
-        s[base + ROW_DENIED]! += 1;
-        t.denied++;
-        this.refuseWaiter(w, 'WAIT_TIMEOUT', q.name, this.reasonFor('WAIT_TIMEOUT', q, -1), now);
-      }
+      extras.expireLeases(now);
+      timeOutWaiters(t, extras, s, base, now);
       for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
         if (q.concurrency !== undefined && (extras.leases?.size ?? 0) >= q.concurrency.max) break;
-        const tooBig = this.costExceeds(q, w.input.cost, w.requestId, key);
-        if (tooBig !== undefined) {
+        const exceeds = this.costs.fill(q, w.input.cost);
+        if (exceeds >= 0) {
           // The limit was lowered under this waiter: it can never be admitted.
-          w.done = true;
           extras.shift();
-          w.pending.settle(tooBig);
+          w.settle(this.costExceeds(q, exceeds, w.requestId, key));
           continue;
         }
-        const refusing = this.check(q, s, base, now);
-        if (refusing >= 0) {
-          next = Math.min(next, now + Math.max(1, this.retry));
+        const refused = check(q, this.costs, s, base, now);
+        if (refused !== undefined) {
+          next = Math.min(next, now + Math.max(1, refused.retryMs));
           break;
         }
-        w.done = true;
         extras.shift();
-        this.touchStats(q, s, base, now);
-        w.pending.settle(
-          this.admit(t, row, extras, w.input, w.requestId, now, now - w.enqueuedAt, w.hash),
-        );
+        touchStats(q, s, base, now);
+        const a: Attempt = {
+          t,
+          input: w.input,
+          requestId: w.requestId,
+          hash: w.hash,
+          now,
+          commit: true,
+          row,
+          extras,
+          s,
+          base,
+        };
+        w.settle(this.admit(a, now - w.enqueuedAt));
       }
-      for (let i = extras.head; i < extras.queue.length; i++) {
-        const w = extras.queue[i]!;
-        if (!w.done && w.deadline < next) next = w.deadline;
-      }
-      if (extras.leases !== undefined && extras.leases.size > 0)
-        next = Math.min(next, this.earliestLease(extras));
+      next = Math.min(next, nextDue(extras, now));
       if (extras.isEmpty()) t.extras.delete(key);
     }
     const live = t.extras.get(key);
     if (live !== undefined) {
-      if (next !== Infinity) this.scheduleAt(live, t.index, row, Math.max(next, now + 1));
+      if (next !== Infinity) this.timers.schedule(live, t.index, row, Math.max(next, now + 1));
     } else if (rowIdleAt(q, s, base) <= now) {
       keys.delete(row);
     }
   }
 
-  private expireLeases(extras: KeyExtras, now: number): void {
-    if (extras.leases === undefined) return;
-    for (const l of extras.leases.values()) if (l.expiresAt <= now) extras.leases.delete(l.id);
-  }
-
-  private earliestLease(extras: KeyExtras): number {
-    let at = Infinity;
-    if (extras.leases !== undefined)
-      for (const l of extras.leases.values()) if (l.expiresAt < at) at = l.expiresAt;
-    return at;
-  }
-
-  /** Keeps one live timer entry per key with waiters or leases: the earliest instant it is due. */
-  private scheduleAt(x: KeyExtras, table: number, row: number, at: number): void {
-    if (x.scheduledAt !== 0 && x.scheduledAt <= at) return;
-    x.scheduledAt = at;
-    this.timers.push(at, table, row);
-  }
-
   // ---------------------------------------------------------------- shutdown and introspection
-
-  /** Answers a waiter with a refusal: it leaves the queue charged nothing. */
-  private refuseWaiter(
-    w: Waiter,
-    code: DecisionCode,
-    quota: string,
-    reason: string,
-    now: number,
-  ): void {
-    w.done = true;
-    const r = refusal(code, w.requestId, w.input.key, quota, reason);
-    r.waitedMs = now - w.enqueuedAt;
-    w.pending.settle(r);
-  }
-
-  private refuseAll(
-    extras: KeyExtras,
-    code: DecisionCode,
-    quota: string,
-    reason: string,
-    now: number,
-  ): void {
-    for (let w = extras.firstWaiter(); w !== undefined; w = extras.firstWaiter()) {
-      extras.shift();
-      this.refuseWaiter(w, code, quota, reason, now);
-    }
-  }
 
   /** Answers every waiter (shutdown). */
   drain(code: DecisionCode, reason: string, now: number): void {
     for (const t of this.tables) {
       if (t === undefined) continue;
-      for (const extras of t.extras.values())
-        this.refuseAll(extras, code, t.quota.name, reason, now);
+      for (const extras of t.extras.values()) refuseAll(extras, code, reason, now);
     }
   }
 
@@ -1026,8 +642,20 @@ export class Shard {
       keys,
       timers: this.timers.size,
       receipts: this.receipts.size,
-      remembered: this.answers.size + this.issued.size,
+      remembered: this.memos.size,
       waiters,
     };
   }
+}
+
+/** What usage without a receipt settles from. */
+const NOTHING: Cost = { requests: 0 };
+
+/** A shadow quota admits what a limit refused, and says so. */
+function shadowed(r: Reply): Reply {
+  r.reason = `shadow: would be ${r.code} (${r.reason ?? ''})`;
+  r.allowed = true;
+  r.code = 'OK';
+  r.shadow = true;
+  return r;
 }

@@ -1,15 +1,112 @@
 import type { AcquireInput, Decision } from '../types';
+import type { TableState } from './table';
 
-/** A request parked in its key's FIFO queue. Costs no thread: a resolve callback and a record. */
-export interface Waiter {
-  readonly input: AcquireInput;
-  readonly requestId: string;
-  readonly enqueuedAt: number;
-  readonly deadline: number;
-  /** Hash of (quota, key), which receipts use instead of the key. */
-  readonly hash: number;
-  readonly pending: PendingAcquire;
-  done: boolean;
+/** What a waiter asks of the shard that queued it. */
+export interface WaitHost {
+  /** The last caller left: take the waiter out of its queue, answered WAIT_TIMEOUT. */
+  cancelWaiter(waiter: Waiter, now: number): boolean;
+  /** The answer of a caller that leaves while others still wait on the same requestId. */
+  leftAnswer(waiter: Waiter, now: number): Decision;
+}
+
+/**
+ * The answer to a request that waits, one per caller. `result` settles exactly once: admitted in
+ * FIFO order, timed out, cancelled, or answered when the engine shuts down. Callers that repeat a
+ * waiting request's id get handles of their own on the same waiter, so one leaving never cancels
+ * the others' wait.
+ */
+export class PendingAcquire {
+  readonly result: Promise<Decision>;
+  settled: Decision | undefined;
+  private resolver!: (d: Decision) => void;
+
+  constructor(
+    readonly requestId: string,
+    private readonly waiter: Waiter,
+  ) {
+    this.result = new Promise<Decision>((resolve) => {
+      this.resolver = resolve;
+    });
+  }
+
+  /**
+   * What a caller that repeats this request's id gets: the answer once there is one, or else a
+   * handle of its own on the same wait.
+   */
+  repeat(): Decision | PendingAcquire {
+    return this.waiter.outcome ?? this.waiter.join();
+  }
+
+  /** Leave the queue (the caller went away). Answers WAIT_TIMEOUT; false if already answered. */
+  cancel(now: number): boolean {
+    return this.settled === undefined && this.waiter.leave(this, now);
+  }
+
+  settle(decision: Decision): void {
+    if (this.settled !== undefined) return;
+    this.settled = decision;
+    this.resolver(decision);
+  }
+}
+
+/** A request parked in its key's FIFO queue. Costs no thread: a record and its callers' promises. */
+export class Waiter {
+  done = false;
+  /** The answer once done: what a repeat of this requestId gets. */
+  outcome: Decision | undefined;
+  /** The first caller, or every caller once another joined. */
+  private callers: PendingAcquire | PendingAcquire[];
+
+  constructor(
+    readonly table: TableState,
+    readonly input: AcquireInput,
+    readonly requestId: string,
+    readonly enqueuedAt: number,
+    readonly deadline: number,
+    /** Hash of (quota, key), which receipts use instead of the key. */
+    readonly hash: number,
+    private readonly host: WaitHost,
+  ) {
+    this.callers = new PendingAcquire(requestId, this);
+  }
+
+  /** The first caller's handle. */
+  get pending(): PendingAcquire {
+    const c = this.callers;
+    return Array.isArray(c) ? c[0]! : c;
+  }
+
+  /** A handle for a caller that repeats this request's id while it waits. */
+  join(): PendingAcquire {
+    const p = new PendingAcquire(this.requestId, this);
+    const c = this.callers;
+    if (Array.isArray(c)) c.push(p);
+    else this.callers = [c, p];
+    return p;
+  }
+
+  /** Answers every caller still waiting; the waiter is done. */
+  settle(decision: Decision): void {
+    this.done = true;
+    this.outcome = decision;
+    const c = this.callers;
+    if (Array.isArray(c)) for (const p of c) p.settle(decision);
+    else c.settle(decision);
+  }
+
+  leave(p: PendingAcquire, now: number): boolean {
+    const c = this.callers;
+    if (this.done) return false;
+    if (Array.isArray(c)) {
+      let waiting = 0;
+      for (const other of c) if (other !== p && other.settled === undefined) waiting++;
+      if (waiting > 0) {
+        p.settle(this.host.leftAnswer(this, now));
+        return true;
+      }
+    }
+    return this.host.cancelWaiter(this, now);
+  }
 }
 
 export interface Lease {
@@ -53,34 +150,26 @@ export class KeyExtras {
   isEmpty(): boolean {
     return this.waiting === 0 && (this.leases === undefined || this.leases.size === 0);
   }
-}
 
-/**
- * The answer to a request that waits. `result` settles exactly once: admitted in FIFO order,
- * timed out, cancelled, or answered when the engine shuts down.
- */
-export class PendingAcquire {
-  readonly result: Promise<Decision>;
-  private resolver!: (d: Decision) => void;
-  settled: Decision | undefined;
-
-  constructor(
-    readonly requestId: string,
-    private readonly canceller: (p: PendingAcquire, now: number) => boolean,
-  ) {
-    this.result = new Promise<Decision>((resolve) => {
-      this.resolver = resolve;
-    });
+  expireLeases(now: number): void {
+    if (this.leases === undefined) return;
+    for (const l of this.leases.values()) if (l.expiresAt <= now) this.leases.delete(l.id);
   }
 
-  /** Leave the queue (the caller went away). Answers WAIT_TIMEOUT; false if already answered. */
-  cancel(now: number): boolean {
-    return this.settled === undefined && this.canceller(this, now);
+  /** Leases alive at `now`, counted without expiring any (a dry run leaves no trace). */
+  liveLeases(now: number): number {
+    let live = 0;
+    if (this.leases !== undefined)
+      for (const l of this.leases.values()) if (l.expiresAt > now) live++;
+    return live;
   }
 
-  settle(decision: Decision): void {
-    if (this.settled !== undefined) return;
-    this.settled = decision;
-    this.resolver(decision);
+  /** The earliest expiry among leases alive at `now` (Infinity: none). */
+  earliestLease(now: number): number {
+    let at = Infinity;
+    if (this.leases !== undefined)
+      for (const l of this.leases.values())
+        if (l.expiresAt > now && l.expiresAt < at) at = l.expiresAt;
+    return at;
   }
 }
