@@ -42,10 +42,10 @@ describe('admin listen config', () => {
 
 describe('parsePositiveInt', () => {
   it('reads 1..max, and the fallback when unset or empty', () => {
-    expect(parsePositiveInt('T', '250', 10, 1000)).toBe(250);
-    expect(parsePositiveInt('T', '1000', 10, 1000)).toBe(1000);
-    expect(parsePositiveInt('T', undefined, 10, 1000)).toBe(10);
-    expect(parsePositiveInt('T', ' ', 10, 1000)).toBe(10);
+    expect(parsePositiveInt('SHARDS', '250', 10, 1000)).toBe(250);
+    expect(parsePositiveInt('SHARDS', '1000', 10, 1000)).toBe(1000);
+    expect(parsePositiveInt('SHARDS', undefined, 10, 1000)).toBe(10);
+    expect(parsePositiveInt('SHARDS', ' ', 10, 1000)).toBe(10);
   });
 
   it.each(['0', '1001', '-5', '2.5', '1e3', 'abc', '9999999999'])(

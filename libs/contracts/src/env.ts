@@ -1,12 +1,14 @@
 /**
- * The operator interface of CONTRACT.md section 6: reading the environment. Invalid values are
+ * The operator interface (docs/contract.md, Environment): reading the environment. Invalid values are
  * refused with a message naming the variable, so a process stops at start instead of misbehaving.
  */
 
 /** Log levels in the spelling NestJS uses (structurally its `LogLevel`). */
 export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 
-export type Env = Readonly<Record<string, string | undefined>>;
+import type { Env, EnvName } from './env-variables';
+
+export type { Env, EnvName } from './env-variables';
 
 export interface ListenConfig {
   readonly host: string;
@@ -16,7 +18,11 @@ export interface ListenConfig {
 }
 
 /** HOST, LOG_LEVEL and the port variable of one app (PORT for the limiter, ADMIN_PORT for admin). */
-export function listenConfig(env: Env, portVariable: string, defaultPort: number): ListenConfig {
+export function listenConfig(
+  env: Env,
+  portVariable: 'PORT' | 'ADMIN_PORT',
+  defaultPort: number,
+): ListenConfig {
   return {
     host: nonEmpty(env['HOST']) ?? '0.0.0.0',
     port: parsePort(portVariable, env[portVariable], defaultPort),
@@ -24,7 +30,7 @@ export function listenConfig(env: Env, portVariable: string, defaultPort: number
   };
 }
 
-export function parsePort(name: string, raw: string | undefined, fallback: number): number {
+export function parsePort(name: EnvName, raw: string | undefined, fallback: number): number {
   const value = nonEmpty(raw);
   if (value === undefined) return fallback;
   const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
@@ -36,7 +42,7 @@ export function parsePort(name: string, raw: string | undefined, fallback: numbe
 
 /** An integer 1..max; `fallback` when unset or empty. */
 export function parsePositiveInt(
-  name: string,
+  name: EnvName,
   raw: string | undefined,
   fallback: number,
   max: number,

@@ -63,7 +63,9 @@ export { goccQuotaName } from './config/gocc-config';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
 export { listenConfig, parseLogLevel, parsePort, parsePositiveInt } from './env';
-export type { Env, ListenConfig, LogLevelName } from './env';
+export type { Env, EnvName, ListenConfig, LogLevelName } from './env';
+export { ENV_VARIABLES } from './env-variables';
+export type { AppName, EnvVariable } from './env-variables';
 
 export * from './control';
 export { readQuota } from './config/read-quota';

@@ -5,6 +5,7 @@ import {
   parsePositiveInt,
   readGoccSettings,
   type Env,
+  type EnvName,
   type GoccSettings,
   type ListenConfig,
 } from '@app/contracts';
@@ -38,7 +39,7 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 10_000;
 const MAX_OPERATION_TIMEOUT_MS = 600_000;
 
 /** Tokens are compared as given; whitespace around them is a copy-paste accident, not a secret. */
-function token(env: Env, name: string): string | undefined {
+function token(env: Env, name: EnvName): string | undefined {
   const raw = env[name]?.trim();
   return raw === undefined || raw === '' ? undefined : raw;
 }

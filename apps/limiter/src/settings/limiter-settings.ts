@@ -4,6 +4,7 @@ import {
   listenConfig,
   readGoccSettings,
   type Env,
+  type EnvName,
   type GoccSettings,
   type ListenConfig,
   type Scope,
@@ -50,7 +51,7 @@ export const DEFAULT_HTTP_MAX_CONNECTIONS = 10_000;
 
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
 
-function flag(env: Env, name: string): boolean {
+function flag(env: Env, name: EnvName): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return false;
   if (raw === 'true' || raw === '1') return true;
@@ -58,7 +59,7 @@ function flag(env: Env, name: string): boolean {
   throw new Error(`${name} must be true or false, got "${env[name]}"`);
 }
 
-function positiveInt(env: Env, name: string, fallback: number, max: number): number {
+function positiveInt(env: Env, name: EnvName, fallback: number, max: number): number {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
   const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;

@@ -1,6 +1,7 @@
 import { DEFAULT_QUOTA_NAME, type QuotaSpec } from '../quota-spec';
 import { ConfigError, type ConfigIssue } from './config-error';
 import { formatDuration } from './duration';
+import type { Env, EnvName } from '../env-variables';
 
 /** GoCC's three knobs (CONTRACT section 6: MAX_REQUESTS, MAX_REQUESTS_IN_QUEUE, WINDOW_MILLIS). */
 export interface GoccSettings {
@@ -78,9 +79,9 @@ export function goccDefaultQuota(settings: GoccSettings = GOCC_DEFAULTS): QuotaS
 const DECIMAL = /^[0-9]{1,15}$/;
 
 /** Reads the three variables; unset or empty means the GoCC default. */
-export function readGoccSettings(env: Readonly<Record<string, string | undefined>>): GoccSettings {
+export function readGoccSettings(env: Env): GoccSettings {
   const issues: ConfigIssue[] = [];
-  const read = (variable: string, fallback: number, min: number): number => {
+  const read = (variable: EnvName, fallback: number, min: number): number => {
     const text = env[variable]?.trim();
     if (text === undefined || text === '') return fallback;
     const value = DECIMAL.test(text) ? Number(text) : Number.NaN;

@@ -1,0 +1,175 @@
+/**
+ * Every environment variable the apps read: the one list the docs, docker-compose.yml and k8s/ are
+ * checked against. `Env` is keyed by these names, so reading a variable that is not listed here
+ * does not compile.
+ */
+export type AppName = 'limiter' | 'admin';
+
+export interface EnvVariable {
+  readonly name: string;
+  readonly apps: readonly AppName[];
+  /** As the docs show it; `(unset)` when there is none. */
+  readonly default: string;
+  readonly meaning: string;
+  /** A credential: set from a secret (env file, k8s Secret), never written in a committed file. */
+  readonly secret?: true;
+}
+
+const both: readonly AppName[] = ['limiter', 'admin'];
+const limiter: readonly AppName[] = ['limiter'];
+const admin: readonly AppName[] = ['admin'];
+
+export const ENV_VARIABLES = [
+  { name: 'PORT', apps: limiter, default: '8080', meaning: 'limiter HTTP port' },
+  { name: 'ADMIN_PORT', apps: admin, default: '8081', meaning: 'admin HTTP and GraphQL port' },
+  { name: 'HOST', apps: both, default: '0.0.0.0', meaning: 'address the HTTP server binds' },
+  {
+    name: 'LOG_LEVEL',
+    apps: both,
+    default: 'info',
+    meaning: 'silent, fatal, error, warn, info, debug or trace',
+  },
+  {
+    name: 'NATS_URL',
+    apps: both,
+    default: 'nats://127.0.0.1:4222',
+    meaning: 'NATS servers, comma-separated; empty: run without NATS',
+  },
+  {
+    name: 'NATS_SUBJECT_PREFIX',
+    apps: both,
+    default: 'ratelimit.v1',
+    meaning: 'prefix of every subject and of the control bucket',
+  },
+  {
+    name: 'NATS_QUEUE_GROUP',
+    apps: limiter,
+    default: 'ratelimit-limiter',
+    meaning: 'queue group the replicas share',
+  },
+  {
+    name: 'MAX_REQUESTS',
+    apps: both,
+    default: '100',
+    meaning: 'the `default` quota (GoCC): requests per window',
+  },
+  {
+    name: 'MAX_REQUESTS_IN_QUEUE',
+    apps: both,
+    default: '400',
+    meaning: 'the `default` quota (GoCC): waiters per key',
+  },
+  {
+    name: 'WINDOW_MILLIS',
+    apps: both,
+    default: '1000',
+    meaning: 'the `default` quota (GoCC): window length',
+  },
+  {
+    name: 'REQUESTS_CAN_SET_RATE',
+    apps: limiter,
+    default: 'false',
+    meaning: 'GoCC clients may override maxRequests',
+  },
+  {
+    name: 'REQUESTS_CAN_MOD_QUEUE',
+    apps: limiter,
+    default: 'false',
+    meaning: 'GoCC clients may override maxRequestsInQueue',
+  },
+  {
+    name: 'CONFIG_FILE',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'YAML or JSON quotas (or GoCC JSON), watched and reloaded',
+  },
+  { name: 'DATA_DIR', apps: both, default: './data', meaning: 'where the SQLite files live' },
+  { name: 'SHARDS', apps: limiter, default: '25', meaning: 'in-process actor shards' },
+  {
+    name: 'LIMITER_REPLICAS',
+    apps: limiter,
+    default: '1',
+    meaning: '`onStoreFailure: local` serves limit / replicas',
+  },
+  {
+    name: 'REDIS_URL',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'cluster scope in Redis (redis:// or rediss://)',
+    secret: true,
+  },
+  {
+    name: 'REDIS_URLS',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'comma list: keys spread over several Redis by FNV-1a',
+    secret: true,
+  },
+  {
+    name: 'REDIS_CLUSTER',
+    apps: limiter,
+    default: 'false',
+    meaning: 'true: the Redis URLs are seed nodes of one Redis Cluster',
+  },
+  {
+    name: 'REDIS_TIMEOUT_MS',
+    apps: limiter,
+    default: '500',
+    meaning: 'ms a request waits on Redis before `onStoreFailure` answers',
+  },
+  {
+    name: 'PROVIDER_SCOPE',
+    apps: limiter,
+    default: 'cluster with Redis, else local',
+    meaning: "scope of the providers' model quotas",
+  },
+  {
+    name: 'HTTP_REQUEST_TIMEOUT_MS',
+    apps: limiter,
+    default: '10000',
+    meaning: "ms a request's headers and body may take to arrive (408)",
+  },
+  {
+    name: 'HTTP_MAX_CONNECTIONS',
+    apps: limiter,
+    default: '10000',
+    meaning: 'HTTP connections open at once; more are closed',
+  },
+  {
+    name: 'DRAIN_TIMEOUT_MS',
+    apps: limiter,
+    default: '5000',
+    meaning: 'ms requests in flight have after SIGTERM before they are cut',
+  },
+  {
+    name: 'ADMIN_TOKEN',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'bearer token for mutations',
+    secret: true,
+  },
+  {
+    name: 'ADMIN_READ_TOKEN',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'bearer token for queries, subscriptions and introspection',
+    secret: true,
+  },
+  {
+    name: 'ADMIN_OPERATION_TIMEOUT_MS',
+    apps: admin,
+    default: '10000',
+    meaning: 'a GraphQL query still waiting then answers an error',
+  },
+  {
+    name: 'NODE_ENV',
+    apps: admin,
+    default: '(unset)',
+    meaning: '`production`: no introspection, no GraphiQL',
+  },
+] as const satisfies readonly EnvVariable[];
+
+export type EnvName = (typeof ENV_VARIABLES)[number]['name'];
+
+/** The environment as the apps read it: only the variables of ENV_VARIABLES. */
+export type Env = { readonly [K in EnvName]?: string };
