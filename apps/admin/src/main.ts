@@ -11,7 +11,9 @@ async function bootstrap(): Promise<void> {
     useProcessExit: true,
   });
   await app.listen(config.port, config.host);
-  new Logger('Admin').log(`listening on ${await app.getUrl()}`);
+  const logger = new Logger('Admin');
+  logger.log(`listening on ${await app.getUrl()}`);
+  if (settings.listenWarning !== undefined) logger.warn(settings.listenWarning);
 }
 
 bootstrap().catch((err: unknown) => {
