@@ -23,7 +23,8 @@ export function graphqlOptions(
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    graphiql: !settings.production,
+    // Mercurius's GraphiQL loads React and GraphiQL from a CDN; ours (graphiql/) is served locally.
+    graphiql: false,
     // The parser's own bound, behind the preParsing hook's count (which gives the clearer error).
     graphql: { parseOptions: { maxTokens: MAX_QUERY_TOKENS + 1 } },
     // The cost depends on the variables (auditLog(limit: $n)) and on the store's size, so rules
