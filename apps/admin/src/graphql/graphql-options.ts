@@ -6,6 +6,7 @@ import { introspectionAuth } from './introspection-auth';
 import type { ListSizesService } from './list-sizes.service';
 import { MAX_QUERY_TOKENS, queryRules, queryShape, queryTokens } from './query-limits';
 import { refusal, requestAuth } from './request-auth';
+import { subscriptionsOverWebSocket } from './subscription-transport';
 
 /** Sent by the server on idle subscriptions, so proxies keep them open. */
 const KEEP_ALIVE_MS = 15_000;
@@ -33,7 +34,7 @@ export function graphqlOptions(
     validationRules: queryRules(settings.production, () => sizes.current()),
     hooks: {
       preParsing: [queryTokens],
-      preValidation: [introspectionAuth(settings), queryShape],
+      preValidation: [introspectionAuth(settings), subscriptionsOverWebSocket, queryShape],
     },
     context: (request: FastifyRequest): GraphQLContext => ({
       auth: requestAuth(request.headers, settings, request.ip),
