@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { gqlData, startAdmin, type AdminProcess } from './support/admin-process';
-import { launchBrowser, type TestBrowser } from './support/browser';
+import {
+  confineToOrigin,
+  launchBrowser,
+  type PageProblems,
+  type TestBrowser,
+} from './support/browser';
 
 jest.setTimeout(240_000);
 
@@ -69,80 +74,131 @@ describe('GraphiQL page over HTTP', () => {
   });
 });
 
-describe('GraphiQL in Chromium', () => {
-  let browser: TestBrowser;
-  let page: Page;
-  /** Every request or WebSocket to another origin: each one fails the test. */
-  const offsite: string[] = [];
-  const consoleErrors: string[] = [];
+/** GraphiQL in a tab of `browser`, confined to the admin's origin, driven as a person would. */
+class GraphiqlTab {
+  private constructor(
+    readonly page: Page,
+    private readonly problems: PageProblems,
+  ) {}
 
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (new URL(url).origin === origin) return route.continue();
-      offsite.push(url);
-      return route.abort('blockedbyclient');
-    });
-    await page.routeWebSocket(/.*/, (ws) => {
-      // A WebSocket's origin is its http(s) twin's: ws://host:port ↔ http://host:port.
-      if (new URL(ws.url().replace(/^ws/, 'http')).origin === origin) ws.connectToServer();
-      else {
-        offsite.push(ws.url());
-        void ws.close();
-      }
-    });
-    await page.goto(`${admin.url}/graphiql`);
-  });
+  static async open(browser: TestBrowser, adminUrl: string): Promise<GraphiqlTab> {
+    const page = await browser.context.newPage();
+    const problems = await confineToOrigin(page, new URL(adminUrl).origin);
+    await page.goto(`${adminUrl}/graphiql`);
+    await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: UI_TIMEOUT_MS });
+    return new GraphiqlTab(page, problems);
+  }
 
-  afterAll(() => browser?.close());
-
-  /** Replaces the query editor's text by typing, as a person would, and runs it. */
-  async function typeAndRun(operationName: string, text: string): Promise<void> {
-    await page.locator('.graphiql-query-editor .CodeMirror').click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Delete');
-    await page.keyboard.type(text);
+  /** Replaces the query editor's text by typing, and runs it. */
+  async typeAndRun(operationName: string, text: string): Promise<void> {
+    await this.page.locator('.graphiql-query-editor .CodeMirror').click();
+    await this.page.keyboard.press('Control+A');
+    await this.page.keyboard.press('Delete');
+    await this.page.keyboard.type(text);
     // GraphiQL reads the text a moment after the last key, and names the tab after its
     // operation then; run before that, it would send what it read last.
-    await page.locator('.graphiql-tab', { hasText: operationName }).waitFor({
+    await this.page.locator('.graphiql-tab', { hasText: operationName }).waitFor({
       timeout: UI_TIMEOUT_MS,
     });
-    await page.locator('.graphiql-execute-button').click();
+    await this.page.locator('.graphiql-execute-button').click();
   }
 
-  const response = () => page.locator('.graphiql-response');
-
-  function expectNothingOffsiteOrBroken(): void {
-    expect(offsite).toEqual([]);
-    expect(consoleErrors).toEqual([]);
+  /** Types the headers GraphiQL sends with every operation, in its Headers tab. */
+  async typeHeaders(json: string): Promise<void> {
+    await this.page.getByRole('button', { name: 'Headers' }).click();
+    await this.page
+      .locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror')
+      .click();
+    await this.page.keyboard.type(json);
   }
 
-  it('renders the editor, and a typed query shows what the admin stored', async () => {
-    const name = `browser-${randomUUID().slice(0, 8)}`;
-    await gqlData(admin.url, UPSERT, { input: quotaInput(name) });
-    await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: UI_TIMEOUT_MS });
-    await typeAndRun('ListQuotas', 'query ListQuotas { quotas { name version } }');
-    await response().getByText(`"${name}"`).waitFor({ timeout: UI_TIMEOUT_MS });
-    expectNothingOffsiteOrBroken();
+  /** Waits until the result pane shows `text`. */
+  async shows(text: string): Promise<void> {
+    await this.result(text).waitFor({ timeout: UI_TIMEOUT_MS });
+  }
+
+  result(text: string) {
+    return this.page.locator('.graphiql-response').getByText(text);
+  }
+
+  expectNothingOffsiteOrBroken(): void {
+    expect(this.problems.offsite).toEqual([]);
+    expect(this.problems.errors).toEqual([]);
+  }
+}
+
+/**
+ * A subscription starts some time after its run is clicked: change the quota (its limit, so each
+ * save is a change) until the result pane shows it.
+ */
+async function changeUntilShown(
+  tab: GraphiqlTab,
+  adminUrl: string,
+  name: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const shown = tab.result(`"${name}"`);
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (let limit = 1; !(await shown.isVisible()); limit += 1) {
+    if (Date.now() > deadline) throw new Error(`quotaChanged never showed ${name}`);
+    await gqlData(adminUrl, UPSERT, { input: quotaInput(name, limit) }, headers);
+    await shown.waitFor({ timeout: 500 }).catch(() => undefined);
+  }
+}
+
+describe('GraphiQL in Chromium', () => {
+  let browser: TestBrowser;
+  beforeAll(async () => (browser = await launchBrowser()));
+  afterAll(() => browser?.close());
+
+  describe('without tokens', () => {
+    let tab: GraphiqlTab;
+    beforeAll(async () => (tab = await GraphiqlTab.open(browser, admin.url)));
+
+    it('renders the editor, and a typed query shows what the admin stored', async () => {
+      const name = `browser-${randomUUID().slice(0, 8)}`;
+      await gqlData(admin.url, UPSERT, { input: quotaInput(name) });
+      await tab.typeAndRun('ListQuotas', 'query ListQuotas { quotas { name version } }');
+      await tab.shows(`"${name}"`);
+      tab.expectNothingOffsiteOrBroken();
+    });
+
+    it('runs a subscription over graphql-ws on /graphql', async () => {
+      const name = `live-${randomUUID().slice(0, 8)}`;
+      await tab.typeAndRun('WatchQuotas', 'subscription WatchQuotas { quotaChanged { name } }');
+      await changeUntilShown(tab, admin.url, name);
+      tab.expectNothingOffsiteOrBroken();
+    });
   });
 
-  it('runs a subscription over graphql-ws on /graphql', async () => {
-    const name = `live-${randomUUID().slice(0, 8)}`;
-    await typeAndRun('WatchQuotas', 'subscription WatchQuotas { quotaChanged { name change } }');
-    // The subscription starts at some point after the click: change the quota until it shows.
-    const shown = response().getByText(`"${name}"`);
-    const deadline = Date.now() + UI_TIMEOUT_MS;
-    for (let limit = 1; !(await shown.isVisible()); limit += 1) {
-      if (Date.now() > deadline) throw new Error(`quotaChanged never showed ${name}`);
-      await gqlData(admin.url, UPSERT, { input: quotaInput(name, limit) });
-      await shown.waitFor({ timeout: 500 }).catch(() => undefined);
-    }
-    expectNothingOffsiteOrBroken();
+  describe('with ADMIN_TOKEN and ADMIN_READ_TOKEN', () => {
+    const READ = 'graphiql-read-token';
+    const ADMIN = { authorization: 'Bearer graphiql-admin-token' };
+    let guarded: AdminProcess;
+    let tab: GraphiqlTab;
+
+    beforeAll(async () => {
+      guarded = await startAdmin({
+        NATS_URL: '',
+        DATA_DIR: join(dir, 'guarded'),
+        ADMIN_TOKEN: 'graphiql-admin-token',
+        ADMIN_READ_TOKEN: READ,
+      });
+      tab = await GraphiqlTab.open(browser, guarded.url);
+    });
+    afterAll(() => guarded?.stop());
+
+    it('sends the Headers tab’s token with queries and as the subscriptions’ connectionParams', async () => {
+      const name = `guarded-${randomUUID().slice(0, 8)}`;
+      await gqlData(guarded.url, UPSERT, { input: quotaInput(name) }, ADMIN);
+      await tab.typeAndRun('ListQuotas', 'query ListQuotas { quotas { name } }');
+      await tab.shows('UNAUTHENTICATED');
+      await tab.typeHeaders(`{"Authorization": "Bearer ${READ}"}`);
+      await tab.typeAndRun('ListNames', 'query ListNames { quotas { name } }');
+      await tab.shows(`"${name}"`);
+      await tab.typeAndRun('WatchQuotas', 'subscription WatchQuotas { quotaChanged { name } }');
+      await changeUntilShown(tab, guarded.url, `${name}-changed`, ADMIN);
+      tab.expectNothingOffsiteOrBroken();
+    });
   });
 });

@@ -6,7 +6,7 @@
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** The names Debian's package (and some other distributions) give the browser. */
 const NAMES = ['chromium', 'chromium-browser'];
@@ -72,4 +72,39 @@ export async function launchBrowser(): Promise<TestBrowser> {
     rmSync(profile, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** What a page did that a test forbids; both lists stay empty while it behaves. */
+export interface PageProblems {
+  /** Requests and WebSockets to any other origin, refused before they leave the browser. */
+  readonly offsite: string[];
+  /** console.error calls and uncaught exceptions. */
+  readonly errors: string[];
+}
+
+/**
+ * Lets `page` reach `origin` only: every request and WebSocket elsewhere is aborted and listed,
+ * as is every console error. Call before the page's first navigation.
+ */
+export async function confineToOrigin(page: Page, origin: string): Promise<PageProblems> {
+  const problems: PageProblems = { offsite: [], errors: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.errors.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.errors.push(`uncaught: ${error.message}`));
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin === origin) return route.continue();
+    problems.offsite.push(url);
+    return route.abort('blockedbyclient');
+  });
+  await page.routeWebSocket(/.*/, (ws) => {
+    // A WebSocket's origin is its http(s) twin's: ws://host:port is http://host:port.
+    if (new URL(ws.url().replace(/^ws/, 'http')).origin === origin) ws.connectToServer();
+    else {
+      problems.offsite.push(ws.url());
+      void ws.close();
+    }
+  });
+  return problems;
 }
