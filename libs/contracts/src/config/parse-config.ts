@@ -1,5 +1,6 @@
 import type { QuotaSpec } from '../quota-spec';
 import { ConfigError } from './config-error';
+import { GOCC_FILE_FIELDS } from './config-fields';
 import { readGoccConfig } from './gocc-config';
 import { goccDefaultQuota, GOCC_DEFAULTS, type GoccSettings } from './gocc-default';
 import { IssueList } from './issues';
@@ -51,9 +52,12 @@ export function readConfigDocument(
 
   const issues = new IssueList();
   let config: LimiterConfig;
-  if (fieldValue(root, 'keys') !== undefined) {
+  if (fieldValue(root, GOCC_FILE_FIELDS.keys) !== undefined) {
     if (fieldValue(root, 'quotas') !== undefined || fieldValue(root, 'defaults') !== undefined) {
-      issues.add(['keys'], 'GoCC `keys` cannot be mixed with `quotas` or `defaults`');
+      issues.add(
+        [GOCC_FILE_FIELDS.keys],
+        'GoCC `keys` cannot be mixed with `quotas` or `defaults`',
+      );
     }
     config = { format: 'gocc', quotas: readGoccConfig(root, gocc, issues), providers: [] };
   } else {
