@@ -1,4 +1,4 @@
-/** Public wire contract of the rate limiter (CONTRACT.md sections 1-4, 6, 7). */
+/** Public wire contract of the rate limiter (docs/contract.md). */
 
 export * from './codes';
 export * from './subjects';

@@ -1,4 +1,4 @@
-/** HTTP routes, query parameters and header names of CONTRACT section 4 (Fastify path syntax). */
+/** HTTP routes, query parameters and header names (docs/contract.md, HTTP; Fastify path syntax). */
 
 /** GoCC-compatible routes. */
 export const GOCC_ROUTES = {

@@ -63,9 +63,9 @@ export function sameSecret(given: string | undefined, expected: string | undefin
 }
 
 /**
- * CONTRACT section 5: with ADMIN_TOKEN set every mutation needs it; with ADMIN_READ_TOKEN set
- * queries and subscriptions need it (the admin token, which can do everything, also reads).
- * Undefined when allowed, else why not.
+ * docs/contract.md, Admin GraphQL: with ADMIN_TOKEN set every mutation needs it; with
+ * ADMIN_READ_TOKEN set queries and subscriptions need it (the admin token, which can do everything,
+ * also reads). Undefined when allowed, else why not.
  */
 export function refusal(
   kind: OperationKind,

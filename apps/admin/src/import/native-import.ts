@@ -18,10 +18,10 @@ import {
 import { IMPORT_SOURCE, type ImportPlan } from './import-plan';
 
 /**
- * This project's config file (CONTRACT section 7) and GoCC's `{ "keys": [...] }`, both read by
- * the reader of CONFIG_FILE (readConfigDocument). One difference: it always returns
- * a `default` quota, made from the environment when the file sets none; an import leaves the
- * admin's default quota alone unless the document sets it (`defaults:` or a quota named default).
+ * This project's config file (docs/contract.md, Config file) and GoCC's `{ "keys": [...] }`, both
+ * read by the reader of CONFIG_FILE (readConfigDocument). One difference: it always returns a
+ * `default` quota, made from the environment when the file sets none; an import leaves the admin's
+ * default quota alone unless the document sets it (`defaults:` or a quota named default).
  */
 
 const KNOWN_KEY_FIELDS: ReadonlySet<string> = new Set(Object.values(GOCC_KEY_FIELDS));

@@ -15,7 +15,10 @@ export interface LimiterConfig {
   readonly format: ConfigFormat;
   /** `default` first, then the file's quotas in order. */
   readonly quotas: readonly QuotaSpec[];
-  /** Enabled provider profiles (section 1); their model quotas come from providers.ts. */
+  /**
+   * Enabled provider profiles (docs/contract.md, Concepts); their model quotas come from
+   * providers.ts.
+   */
   readonly providers: readonly string[];
 }
 
