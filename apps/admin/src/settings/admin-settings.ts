@@ -10,7 +10,7 @@ import {
   type ListenConfig,
 } from '@app/contracts';
 
-/** The admin's environment (CONTRACT.md section 6), read once at start and validated. */
+/** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
   readonly listen: ListenConfig;
   /** Empty: run without NATS (changes are stored but reach no limiter; stats stay empty). */
