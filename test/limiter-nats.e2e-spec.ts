@@ -1,7 +1,8 @@
 /**
- * The NATS request-reply transport (CONTRACT.md sections 2 and 3) against the real nats-server:
- * exact admission under concurrency, FIFO waiters, every operation, and malformed payloads.
- * The limiter runs in process; its settings come from the environment set before it is created.
+ * The NATS request-reply transport (docs/contract.md, Messages and NATS) against the real
+ * nats-server: exact admission under concurrency, FIFO waiters, every operation, and malformed
+ * payloads. The limiter runs in process; its settings come from the environment set before it
+ * is created.
  */
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';

@@ -13,7 +13,7 @@ import { privateRedis, type RedisProcess } from './support/redis-process';
 
 jest.setTimeout(120_000);
 
-/** anthropic's claude-opus-4: 50 requests per minute (CONTRACT section 1). */
+/** anthropic's claude-opus-4: 50 requests per minute (docs/contract.md, Concepts). */
 const MODEL = 'claude-opus-4';
 const RPM = 50;
 /** Per replica, more than the RPM: a replica alone could admit all of it. */

@@ -24,8 +24,9 @@ import { StoreModule } from './store';
 import { ControlSync } from './control-sync';
 
 /**
- * The admin control plane (CONTRACT section 5): GraphQL on /graphql over SQLite (MikroORM),
- * publishing to the limiters through a JetStream KV bucket and reading their stats from NATS.
+ * The admin control plane (docs/contract.md, Admin GraphQL): GraphQL on /graphql over SQLite
+ * (MikroORM), publishing to the limiters through a JetStream KV bucket and reading their stats from
+ * NATS.
  */
 @Module({})
 export class AppModule {

@@ -1,4 +1,4 @@
-/** Reply codes of CONTRACT section 2 and the HTTP status each one maps to (section 4). */
+/** Reply codes and the HTTP status each one maps to (docs/contract.md, Reply codes). */
 
 export const REPLY_CODES = [
   'OK',
@@ -30,10 +30,11 @@ export function httpStatusForCode(code: ReplyCode): number {
     case 'WAIT_TIMEOUT':
     case 'CONCURRENCY_LIMITED':
       return 429;
-    // 429, not 400: the request is well formed and was refused by a limit (section 4: "429 refused
-    // by a limit or queue"). Whether a cost fits depends on the quota in force, which an operator
-    // can raise without the client changing anything, and OpenAI answers the same situation
-    // ("Request too large ... tokens per min") with 429. The code tells clients not to retry as is.
+    // 429, not 400: the request is well formed and was refused by a limit, as every other 429
+    // (docs/contract.md, Reply codes). Whether a cost fits depends on the quota in force, which an
+    // operator can raise without the client changing anything, and OpenAI answers the same
+    // situation ("Request too large ... tokens per min") with 429. The code tells clients not to
+    // retry as is.
     case 'COST_EXCEEDS_LIMIT':
       return 429;
     case 'INVALID_REQUEST':

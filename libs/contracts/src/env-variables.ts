@@ -25,8 +25,8 @@ export const ENV_VARIABLES = [
   {
     name: 'HOST',
     apps: both,
-    default: '0.0.0.0 (admin without ADMIN_TOKEN: 127.0.0.1)',
-    meaning: 'address the HTTP server binds',
+    default: '0.0.0.0',
+    meaning: 'address the HTTP server binds; the admin without ADMIN_TOKEN: 127.0.0.1',
   },
   {
     name: 'LOG_LEVEL',

@@ -50,7 +50,7 @@ describe('rate-limit headers', () => {
 });
 
 describe('routes', () => {
-  it('matches section 4', () => {
+  it('match docs/contract.md, HTTP', () => {
     expect(GOCC_ROUTES).toEqual({
       rate: '/rate/:key',
       release: '/rate/:key/:requestId',

@@ -9,7 +9,7 @@ export interface HeaderSource {
   readonly retryAfterMs: number;
 }
 
-/** Whole seconds, rounded up, never negative (section 4: "seconds, integer, rounded up"). */
+/** Whole seconds, rounded up, never negative (docs/contract.md, Headers). */
 export function secondsRoundedUp(ms: number): number {
   return ms > 0 ? Math.ceil(ms / 1000) : 0;
 }

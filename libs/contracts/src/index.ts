@@ -1,4 +1,4 @@
-/** Public wire contract of the rate limiter (CONTRACT.md sections 1-4, 6, 7). */
+/** Public wire contract of the rate limiter (docs/contract.md). */
 
 export * from './codes';
 export * from './subjects';
@@ -60,6 +60,7 @@ export {
   type GoccSettings,
 } from './config/gocc-default';
 export { goccQuotaName } from './config/gocc-config';
+export { CONFIG_FIELDS, GOCC_FILE_FIELDS, GOCC_KEY_FIELDS } from './config/config-fields';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
 export { listenConfig, parseFlag, parseLogLevel, parsePort, parsePositiveInt } from './env';

@@ -1,7 +1,9 @@
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { CONTROL_CHARACTER } from './messages/control-characters';
 
-/** The `match` patterns of a quota (CONTRACT section 1): a glob with `*`, or `re:<regex>`. */
+/**
+ * The `match` patterns of a quota (docs/contract.md, Concepts): a glob with `*`, or `re:<regex>`.
+ */
 
 export const REGEX_MATCH_PREFIX = 're:';
 /** Keys are at most 256 bytes; a longer pattern is a mistake, and long regexes are costly. */

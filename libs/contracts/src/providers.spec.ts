@@ -1,7 +1,7 @@
 import { BUILT_IN_PROVIDERS, findProvider, modelQuota, providerQuotas } from './providers';
 
 describe('built-in provider profiles', () => {
-  it('are the table of CONTRACT section 1', () => {
+  it('are the table of docs/contract.md, Built-in provider profiles', () => {
     const rows = BUILT_IN_PROVIDERS.flatMap((provider) =>
       provider.models.map((m) => `${provider.name} ${m.model} ${m.maxRpm} ${m.maxTpm} ${m.maxRpd}`),
     );

@@ -14,7 +14,7 @@ export interface ProviderProfile {
   readonly models: readonly ModelProfile[];
 }
 
-/** CONTRACT section 1, verbatim. */
+/** docs/contract.md, Built-in provider profiles (a test holds the two equal). */
 export const BUILT_IN_PROVIDERS: readonly ProviderProfile[] = [
   {
     name: 'gemini',

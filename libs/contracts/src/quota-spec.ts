@@ -1,6 +1,6 @@
 /**
- * Quota policy shapes of CONTRACT section 1, as the config file and provider profiles produce them.
- * They mirror the engine's types field for field (checked at compile time in
+ * Quota policy shapes of docs/contract.md, Concepts, as the config file and provider profiles
+ * produce them. They mirror the engine's types field for field (checked at compile time in
  * messages/engine-compat.ts), so contracts never needs the engine at run time.
  */
 

@@ -1,4 +1,4 @@
-/** HTTP routes, query parameters and header names of CONTRACT section 4 (Fastify path syntax). */
+/** HTTP routes, query parameters and header names (docs/contract.md, HTTP; Fastify path syntax). */
 
 /** GoCC-compatible routes. */
 export const GOCC_ROUTES = {
@@ -35,6 +35,15 @@ export const OPERATIONS_ROUTES = {
   metrics: '/metrics',
 } as const;
 
+/** The admin's routes (port ADMIN_PORT). */
+export const ADMIN_ROUTES = {
+  /** POST: queries and mutations; GET: queries, and graphql-ws subscriptions (an upgrade). */
+  graphql: '/graphql',
+  /** GraphiQL, outside production. Mercurius fixes this path; it is listed for the docs. */
+  graphiql: '/graphiql',
+  health: '/healthz',
+} as const;
+
 export const HEADERS = {
   rateLimitLimit: 'RateLimit-Limit',
   rateLimitRemaining: 'RateLimit-Remaining',
@@ -45,4 +54,12 @@ export const HEADERS = {
   retryAfter: 'Retry-After',
   xRateLimitRetryAfter: 'X-RateLimit-Retry-After',
   correlationId: 'X-Correlation-ID',
+} as const;
+
+/** Request headers the admin reads (on HTTP, or in graphql-ws's connectionParams). */
+export const ADMIN_HEADERS = {
+  /** `Bearer <ADMIN_TOKEN or ADMIN_READ_TOKEN>`. */
+  authorization: 'Authorization',
+  /** Who is acting, for the audit log. */
+  actor: 'X-Actor',
 } as const;

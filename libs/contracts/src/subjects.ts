@@ -1,4 +1,7 @@
-/** NATS subjects and queue group of CONTRACT section 3. Keys travel in payloads, never in subjects. */
+/**
+ * NATS subjects and queue group of docs/contract.md, NATS. Keys travel in payloads, never in
+ * subjects.
+ */
 
 export const DEFAULT_NATS_SUBJECT_PREFIX = 'ratelimit.v1';
 export const DEFAULT_NATS_QUEUE_GROUP = 'ratelimit-limiter';

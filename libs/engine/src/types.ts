@@ -1,4 +1,7 @@
-/** Public shapes of the engine. They mirror CONTRACT.md sections 1 and 2; transports map them to wire. */
+/**
+ * Public shapes of the engine. They mirror docs/contract.md (Concepts, Messages); transports map
+ * them to wire.
+ */
 
 export type AlgorithmName = 'fixed_window' | 'sliding_window' | 'token_bucket';
 

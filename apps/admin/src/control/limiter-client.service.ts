@@ -29,7 +29,7 @@ export const FAN_OUT_MAX_WAIT_MS = 1_000;
 /** How long recordUsage waits for the one replica of the queue group that answers. */
 export const USAGE_TIMEOUT_MS = 2_000;
 
-/** The cost of usage: a number of requests, or a count per unit (CONTRACT section 2). */
+/** The cost of usage: a number of requests, or a count per unit (docs/contract.md, Messages). */
 export type UsageCost = UsageRequest['cost'];
 
 export type RecordUsageResult =

@@ -17,7 +17,10 @@ import { defer, Subject, startWith, type Observable } from 'rxjs';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import { NatsConnectionService } from './nats-connection.service';
 
-/** How often `updates()` emits (CONTRACT section 5: statsUpdated at least once a second). */
+/**
+ * How often `updates()` emits (docs/contract.md, Admin GraphQL: statsUpdated at least once a
+ * second).
+ */
 export const STATS_UPDATE_EVERY_MS = 1_000;
 
 /** One quota's counts summed over the live replicas. */

@@ -1,3 +1,4 @@
+import { ADMIN_ROUTES } from '@app/contracts';
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { FastifyRequest } from 'fastify';
 import type { AdminSettings } from '../settings/admin-settings';
@@ -21,7 +22,7 @@ export function graphqlOptions(
   sizes: ListSizesService,
 ): MercuriusDriverConfig {
   return {
-    path: '/graphql',
+    path: ADMIN_ROUTES.graphql,
     autoSchemaFile: true,
     sortSchema: true,
     // Mercurius's GraphiQL loads React and GraphiQL from a CDN; ours (graphiql/) is served locally.

@@ -1,3 +1,4 @@
+import { ADMIN_HEADERS } from '@app/contracts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -20,9 +21,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** Free text for the audit log, bounded so a header cannot flood it. */
 const ACTOR = /^[\p{L}\p{N} ._@:/+-]{1,64}$/u;
 
+/** Header names are case-insensitive, in HTTP and in a connection_init payload alike. */
 function header(headers: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== name) continue;
+    if (key.toLowerCase() !== wanted) continue;
     if (typeof value === 'string') return value;
     if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
   }
@@ -36,8 +39,8 @@ export function requestAuth(
   ip?: string,
 ): RequestAuth {
   const h = headers ?? {};
-  const bearer = BEARER.exec(header(h, 'authorization') ?? '')?.[1];
-  const named = header(h, 'x-actor')?.trim();
+  const bearer = BEARER.exec(header(h, ADMIN_HEADERS.authorization) ?? '')?.[1];
+  const named = header(h, ADMIN_HEADERS.actor)?.trim();
   const credential = credentialName(bearer, settings);
   const who = named !== undefined && ACTOR.test(named) ? named : 'anonymous';
   const from = ip === undefined ? '' : ` from ${ip}`;
@@ -60,9 +63,9 @@ export function sameSecret(given: string | undefined, expected: string | undefin
 }
 
 /**
- * CONTRACT section 5: with ADMIN_TOKEN set every mutation needs it; with ADMIN_READ_TOKEN set
- * queries and subscriptions need it (the admin token, which can do everything, also reads).
- * Undefined when allowed, else why not.
+ * docs/contract.md, Admin GraphQL: with ADMIN_TOKEN set every mutation needs it; with
+ * ADMIN_READ_TOKEN set queries and subscriptions need it (the admin token, which can do everything,
+ * also reads). Undefined when allowed, else why not.
  */
 export function refusal(
   kind: OperationKind,

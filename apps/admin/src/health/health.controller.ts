@@ -1,3 +1,4 @@
+import { ADMIN_ROUTES } from '@app/contracts';
 import { Controller, Get, Header } from '@nestjs/common';
 import { HealthService } from './health.service';
 
@@ -5,7 +6,8 @@ import { HealthService } from './health.service';
 export class HealthController {
   constructor(private readonly health: HealthService) {}
 
-  @Get('healthz')
+  // Without its leading slash, as Nest's route paths are written (and read back from metadata).
+  @Get(ADMIN_ROUTES.health.slice(1))
   @Header('Content-Type', 'text/plain; charset=utf-8')
   healthz(): string {
     return this.health.liveness();

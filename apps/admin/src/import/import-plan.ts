@@ -7,8 +7,9 @@ import {
 } from '@app/contracts';
 
 /**
- * `importConfig(document, format)` (CONTRACT section 5): `yaml` is this project's config file
- * (section 7) or go-ratelimit's `ratelimits.yaml`; `gocc` is GoCC's JSON config.
+ * `importConfig(document, format)` (docs/contract.md, Admin GraphQL): `yaml` is this project's
+ * config file (docs/contract.md, Config file) or go-ratelimit's `ratelimits.yaml`; `gocc` is GoCC's
+ * JSON config.
  */
 export type ImportFormat = 'yaml' | 'gocc';
 

@@ -5,6 +5,8 @@ import {
   fieldValue,
   formatConfigPath,
   formatDuration,
+  GOCC_FILE_FIELDS,
+  GOCC_KEY_FIELDS,
   isMapping,
   readConfigDocument,
   type ConfigPath,
@@ -16,35 +18,33 @@ import {
 import { IMPORT_SOURCE, type ImportPlan } from './import-plan';
 
 /**
- * This project's config file (CONTRACT section 7) and GoCC's `{ "keys": [...] }`, both read by
- * the reader of CONFIG_FILE (readConfigDocument). One difference: it always returns
- * a `default` quota, made from the environment when the file sets none; an import leaves the
- * admin's default quota alone unless the document sets it (`defaults:` or a quota named default).
+ * This project's config file (docs/contract.md, Config file) and GoCC's `{ "keys": [...] }`, both
+ * read by the reader of CONFIG_FILE (readConfigDocument). One difference: it always returns a
+ * `default` quota, made from the environment when the file sets none; an import leaves the admin's
+ * default quota alone unless the document sets it (`defaults:` or a quota named default).
  */
 
-const GOCC_KEY_FIELDS: ReadonlySet<string> = new Set([
-  'key_pattern',
-  'key_pattern_is_regex',
-  'max_requests_per_window',
-  'max_requests_in_queue',
-  'window_millis',
-]);
+const KNOWN_KEY_FIELDS: ReadonlySet<string> = new Set(Object.values(GOCC_KEY_FIELDS));
 const GOCC_FALLBACKS: readonly {
   field: string;
   variable: string;
   value: (settings: GoccSettings) => number;
 }[] = [
   {
-    field: 'max_requests_per_window',
+    field: GOCC_KEY_FIELDS.maxRequests,
     variable: 'MAX_REQUESTS',
     value: (settings) => settings.maxRequests,
   },
   {
-    field: 'max_requests_in_queue',
+    field: GOCC_KEY_FIELDS.maxRequestsInQueue,
     variable: 'MAX_REQUESTS_IN_QUEUE',
     value: (settings) => settings.maxRequestsInQueue,
   },
-  { field: 'window_millis', variable: 'WINDOW_MILLIS', value: (settings) => settings.windowMillis },
+  {
+    field: GOCC_KEY_FIELDS.windowMillis,
+    variable: 'WINDOW_MILLIS',
+    value: (settings) => settings.windowMillis,
+  },
 ];
 const MAX_LISTED_FIELDS = 10;
 
@@ -96,14 +96,14 @@ export function readNativeImport(
 /** GoCC ignores fields it does not know; say which ones were ignored. */
 function ignoredGoccFields(root: Mapping): string[] {
   const ignored: ConfigPath[] = Object.keys(root)
-    .filter((field) => field !== 'keys')
+    .filter((field) => field !== GOCC_FILE_FIELDS.keys)
     .map((field) => [field]);
-  const keys = fieldValue(root, 'keys');
+  const keys = fieldValue(root, GOCC_FILE_FIELDS.keys);
   if (Array.isArray(keys)) {
     keys.forEach((key: unknown, index) => {
       if (!isMapping(key)) return;
       for (const field of Object.keys(key)) {
-        if (!GOCC_KEY_FIELDS.has(field)) ignored.push(['keys', index, field]);
+        if (!KNOWN_KEY_FIELDS.has(field)) ignored.push([GOCC_FILE_FIELDS.keys, index, field]);
       }
     });
   }
@@ -114,7 +114,7 @@ function goccNotes(root: Mapping, config: LimiterConfig, gocc: GoccSettings): st
   const notes = [
     "GoCC's config has no default quota; keys that match no key_pattern keep the admin's default quota as it is.",
   ];
-  const keys = fieldValue(root, 'keys');
+  const keys = fieldValue(root, GOCC_FILE_FIELDS.keys);
   const items = Array.isArray(keys) ? keys.filter(isMapping) : [];
   for (const { field, variable, value } of GOCC_FALLBACKS) {
     const unset = items.filter((item) => {
@@ -124,7 +124,7 @@ function goccNotes(root: Mapping, config: LimiterConfig, gocc: GoccSettings): st
     if (unset === 0) continue;
     const fallback = value(gocc);
     const shown =
-      field === 'max_requests_per_window' && fallback === 0 ? '0 (unlimited)' : fallback;
+      field === GOCC_KEY_FIELDS.maxRequests && fallback === 0 ? '0 (unlimited)' : fallback;
     notes.push(
       `${unset} of ${items.length} GoCC ${items.length === 1 ? 'key leaves' : 'keys leave'} ${field} ` +
         `unset or 0: ${unset === 1 ? 'it takes' : 'they take'} ${variable} = ${shown} from the admin's ` +

@@ -52,8 +52,9 @@ function refuseAt(parsed: ParsedYaml, field: string, message: string): never {
 /**
  * Format yaml: go-ratelimit's ratelimits.yaml when `quotas` is a mapping or one of its own fields
  * appears; else this project's config file. A GoCC document (`keys`) given as yaml is accepted and
- * read as GoCC's: CONFIG_FILE accepts GoCC's config as it is (CONTRACT section 7), and JSON is
- * YAML, so refusing it here would refuse a file the limiter itself takes. The plan says `gocc`.
+ * read as GoCC's: CONFIG_FILE accepts GoCC's config as it is (docs/contract.md, Config file), and
+ * JSON is YAML, so refusing it here would refuse a file the limiter itself takes. The plan says
+ * `gocc`.
  */
 function readYamlImport(parsed: ParsedYaml, root: Mapping, options: ImportOptions): ImportPlan {
   const marker = goRatelimitMarker(root);

@@ -24,7 +24,7 @@ registerEnumType(Scope, { name: 'Scope' });
 registerEnumType(StoreFailurePolicy, { name: 'StoreFailurePolicy' });
 registerEnumType(Align, { name: 'Align' });
 
-@ObjectType({ description: 'One limit of a quota (CONTRACT section 1).' })
+@ObjectType({ description: 'One limit of a quota (docs/contract.md, Concepts).' })
 export class Limit {
   @Field(() => String) name!: string;
   @Field(() => String, { description: 'requests, tokens or any lowercase word' }) unit!: string;

@@ -12,7 +12,7 @@ import {
 } from '@app/contracts';
 import { adminBinding } from './admin-binding';
 
-/** The admin's environment (CONTRACT.md section 6), read once at start and validated. */
+/** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
   /** The host follows the binding rule (admin-binding.ts), not HOST alone. */
   readonly listen: ListenConfig;

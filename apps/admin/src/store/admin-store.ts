@@ -264,7 +264,10 @@ export class AdminStore implements OnModuleInit {
     });
   }
 
-  /** An unknown name creates the provider, with no models (CONTRACT 1: "or any new name"). */
+  /**
+   * An unknown name creates the provider, with no models (docs/contract.md, Concepts: "or any new
+   * name").
+   */
   setProviderEnabled(
     name: string,
     enabled: boolean,

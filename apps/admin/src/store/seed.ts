@@ -12,7 +12,8 @@ export interface SeedResult {
 }
 
 /**
- * Seeds the built-in provider profiles (CONTRACT section 1), disabled, into a migrated database.
+ * Seeds the built-in provider profiles (docs/contract.md, Concepts), disabled, into a migrated
+ * database.
  *
  * The choice: a ledger table, builtin_seeds, remembers every built-in provider and model name
  * ever seeded into this file. A name in the ledger is never seeded again, whatever became of its

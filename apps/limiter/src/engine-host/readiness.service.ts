@@ -10,7 +10,7 @@ export type NatsState = 'disabled' | 'connecting' | 'subscribed' | 'disconnected
 export type ControlState = 'synced' | 'cached' | 'none';
 
 /**
- * What /readyz reports (CONTRACT.md section 4: ready once config is loaded and NATS is subscribed,
+ * What /readyz reports (docs/contract.md, HTTP: ready once config is loaded and NATS is subscribed,
  * when NATS is configured). The config loader, the NATS transport and the control plane set it;
  * nobody else writes.
  */

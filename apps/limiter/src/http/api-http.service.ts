@@ -26,7 +26,7 @@ import type { JsonRoute, RawBody, StatsRoute } from './route-types';
 const NO_BODY = '';
 
 /**
- * The JSON API (`/v1/*`, CONTRACT section 4): the status from the reply's code (200, 429, 400,
+ * The JSON API (`/v1/*`, docs/contract.md, HTTP): the status from the reply's code (200, 429, 400,
  * 404, 503) and the reply JSON as the body, whatever happened.
  */
 @Injectable()

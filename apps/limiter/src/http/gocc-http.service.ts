@@ -29,8 +29,8 @@ type ClientQuota =
 const KEY_OWN_QUOTA: ClientQuota = { ok: true, name: undefined };
 
 /**
- * GoCC's routes (CONTRACT section 4). Bodies are GoCC's: the requestId as text on 200, nothing on
- * 429, the reason as text on other refusals; the debug view is GoCC's JSON.
+ * GoCC's routes (docs/contract.md, HTTP). Bodies are GoCC's: the requestId as text on 200, nothing
+ * on 429, the reason as text on other refusals; the debug view is GoCC's JSON.
  */
 @Injectable()
 export class GoccHttpService {

@@ -8,7 +8,7 @@ import { ACQUIRE_SHAPED, isGoccPath } from './http-errors';
 
 /**
  * The 503 a request gets when shutdown has to answer it itself (its body still arriving at the
- * drain deadline, say), in its route's shape as CONTRACT section 4 has it: an AcquireReply on
+ * drain deadline, say), in its route's shape (docs/contract.md, HTTP): an AcquireReply on
  * `/v1/acquire` and `/v1/decide`, text on GoCC's routes, `{ ok: false, ... }` elsewhere.
  */
 export function answerShuttingDown(response: ServerResponse): void {

@@ -13,7 +13,7 @@ export interface NatsHandler {
 const DECISION_SHUTTING_DOWN = encodeJson(shuttingDownDecision());
 const REPLY_SHUTTING_DOWN = encodeJson(SHUTTING_DOWN_REPLY);
 
-/** The request-reply subjects of CONTRACT.md section 3, each a one-line delegation. */
+/** The request-reply subjects of docs/contract.md, NATS, each a one-line delegation. */
 export function natsHandlers(subjects: NatsSubjects, requests: NatsRequestsService): NatsHandler[] {
   const decision = DECISION_SHUTTING_DOWN;
   const reply = REPLY_SHUTTING_DOWN;

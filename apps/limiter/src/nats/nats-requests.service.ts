@@ -30,8 +30,8 @@ function batchEntry(raw: unknown, index: number): unknown {
 }
 
 /**
- * The NATS operations of CONTRACT.md sections 2 and 3: payload bytes in, reply bytes out. Every
- * request gets exactly one reply: invalid input is answered INVALID_REQUEST naming the field,
+ * The NATS operations of docs/contract.md (Messages, NATS): payload bytes in, reply bytes out.
+ * Every request gets exactly one reply: invalid input is answered INVALID_REQUEST naming the field,
  * never thrown. The engine work is the LimiterService's; this class only decodes and encodes.
  */
 @Injectable()

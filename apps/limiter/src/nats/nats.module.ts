@@ -3,7 +3,7 @@ import { NatsRequestsService } from './nats-requests.service';
 import { NatsTransport } from './nats-transport.service';
 
 /**
- * NATS request-reply (CONTRACT.md section 3), served with the nats.js client directly rather than
+ * NATS request-reply (docs/contract.md, NATS), served with the nats.js client directly rather than
  * NestJS's microservice transport: see NatsTransport for why and for the connection lifecycle.
  */
 @Module({ providers: [NatsRequestsService, NatsTransport], exports: [NatsTransport] })

@@ -12,7 +12,7 @@ import {
 } from '@app/contracts';
 import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit';
 
-/** The limiter's environment (CONTRACT.md section 6), read once at start and validated. */
+/** The limiter's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface LimiterSettings {
   readonly listen: ListenConfig;
   /** Empty: run without NATS. */

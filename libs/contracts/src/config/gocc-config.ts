@@ -3,6 +3,7 @@ import { isQuotaName } from '../messages/limits';
 import type { QuotaSpec } from '../quota-spec';
 import { normaliseKey } from '../validation/key';
 import { failureRule } from '../validation/parse-result';
+import { GOCC_FILE_FIELDS, GOCC_KEY_FIELDS as KEY } from './config-fields';
 import { goccDefaultQuota, goccQuota, type GoccSettings } from './gocc-default';
 import type { ConfigPath, IssueList } from './issues';
 import { fieldValue, isMapping, readBoolean, readInteger, requireField } from './readers';
@@ -50,10 +51,10 @@ function readMatch(
   if (isRegex) {
     const match = `${REGEX_MATCH_PREFIX}${pattern}`;
     const problem = matchPatternProblem(match);
-    return problem === undefined ? match : issues.add([...path, 'key_pattern'], problem);
+    return problem === undefined ? match : issues.add([...path, KEY.pattern], problem);
   }
-  const key = normaliseKey(pattern, 'key_pattern');
-  if (!key.ok) return issues.add([...path, 'key_pattern'], failureRule(key));
+  const key = normaliseKey(pattern, KEY.pattern);
+  if (!key.ok) return issues.add([...path, KEY.pattern], failureRule(key));
   return exactKeyMatch(key.value);
 }
 
@@ -64,22 +65,22 @@ function readKey(
   defaults: GoccSettings,
 ): QuotaSpec | undefined {
   if (!isMapping(value)) return issues.add(path, 'must be an object with key_pattern');
-  if (!requireField(value, 'key_pattern', path, issues)) return undefined;
-  const pattern = fieldValue(value, 'key_pattern');
+  if (!requireField(value, KEY.pattern, path, issues)) return undefined;
+  const pattern = fieldValue(value, KEY.pattern);
   if (typeof pattern !== 'string' || pattern === '') {
-    return issues.add([...path, 'key_pattern'], 'must be a non-empty string');
+    return issues.add([...path, KEY.pattern], 'must be a non-empty string');
   }
-  const isRegex = readBoolean(value, 'key_pattern_is_regex', path, issues) ?? false;
+  const isRegex = readBoolean(value, KEY.isRegex, path, issues) ?? false;
   const settings: GoccSettings = {
-    maxRequests: setting(value, 'max_requests_per_window', path, issues, defaults.maxRequests),
+    maxRequests: setting(value, KEY.maxRequests, path, issues, defaults.maxRequests),
     maxRequestsInQueue: setting(
       value,
-      'max_requests_in_queue',
+      KEY.maxRequestsInQueue,
       path,
       issues,
       defaults.maxRequestsInQueue,
     ),
-    windowMillis: setting(value, 'window_millis', path, issues, defaults.windowMillis),
+    windowMillis: setting(value, KEY.windowMillis, path, issues, defaults.windowMillis),
   };
   const match = readMatch(pattern, isRegex, path, issues);
   return match === undefined
@@ -92,18 +93,21 @@ export function readGoccConfig(
   defaults: GoccSettings,
   issues: IssueList,
 ): readonly QuotaSpec[] {
-  const keys = fieldValue(root, 'keys');
+  const keys = fieldValue(root, GOCC_FILE_FIELDS.keys);
   if (!Array.isArray(keys)) {
-    issues.add(['keys'], 'must be a list of GoCC key configs');
+    issues.add([GOCC_FILE_FIELDS.keys], 'must be a list of GoCC key configs');
     return [goccDefaultQuota(defaults)];
   }
   const quotas: QuotaSpec[] = [goccDefaultQuota(defaults)];
   const names = new Set<string>();
   keys.forEach((item: unknown, index) => {
-    const quota = readKey(item, ['keys', index], issues, defaults);
+    const quota = readKey(item, [GOCC_FILE_FIELDS.keys, index], issues, defaults);
     if (quota === undefined) return;
     if (names.has(quota.name)) {
-      issues.add(['keys', index, 'key_pattern'], 'is the same pattern as an earlier key');
+      issues.add(
+        [GOCC_FILE_FIELDS.keys, index, KEY.pattern],
+        'is the same pattern as an earlier key',
+      );
     }
     names.add(quota.name);
     quotas.push(quota);

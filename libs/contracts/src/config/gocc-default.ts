@@ -3,7 +3,10 @@ import { ConfigError, type ConfigIssue } from './config-error';
 import { formatDuration } from './duration';
 import type { Env, EnvName } from '../env-variables';
 
-/** GoCC's three knobs (CONTRACT section 6: MAX_REQUESTS, MAX_REQUESTS_IN_QUEUE, WINDOW_MILLIS). */
+/**
+ * GoCC's three knobs (docs/contract.md, Environment: MAX_REQUESTS, MAX_REQUESTS_IN_QUEUE,
+ * WINDOW_MILLIS).
+ */
 export interface GoccSettings {
   /** Per window; 0 means unlimited (the contract's `limit: 0`). */
   readonly maxRequests: number;

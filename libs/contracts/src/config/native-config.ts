@@ -1,10 +1,11 @@
 import { isProviderName } from '../providers';
 import { DEFAULT_QUOTA_NAME, type QuotaSpec } from '../quota-spec';
+import { CONFIG_FIELDS } from './config-fields';
 import type { IssueList } from './issues';
 import { readQuota, readQuotaOverrides } from './read-quota';
 import { fieldValue, refuseUnknownFields, type Mapping } from './readers';
 
-const TOP_LEVEL_FIELDS: ReadonlySet<string> = new Set(['defaults', 'quotas', 'providers']);
+const TOP_LEVEL_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.file);
 
 export interface NativeConfig {
   readonly quotas: readonly QuotaSpec[];

@@ -18,7 +18,7 @@ const apiQuota = {
 };
 
 describe('config file: this project format', () => {
-  it('reads the example of CONTRACT section 7', () => {
+  it('reads the example of docs/contract.md, Config file', () => {
     expect(parseConfigFile(contractExample)).toEqual({
       format: 'native',
       quotas: [

@@ -1,5 +1,6 @@
 import type { QuotaSpec } from '../quota-spec';
 import { ConfigError } from './config-error';
+import { GOCC_FILE_FIELDS } from './config-fields';
 import { readGoccConfig } from './gocc-config';
 import { goccDefaultQuota, GOCC_DEFAULTS, type GoccSettings } from './gocc-default';
 import { IssueList } from './issues';
@@ -14,7 +15,10 @@ export interface LimiterConfig {
   readonly format: ConfigFormat;
   /** `default` first, then the file's quotas in order. */
   readonly quotas: readonly QuotaSpec[];
-  /** Enabled provider profiles (section 1); their model quotas come from providers.ts. */
+  /**
+   * Enabled provider profiles (docs/contract.md, Concepts); their model quotas come from
+   * providers.ts.
+   */
   readonly providers: readonly string[];
 }
 
@@ -51,9 +55,12 @@ export function readConfigDocument(
 
   const issues = new IssueList();
   let config: LimiterConfig;
-  if (fieldValue(root, 'keys') !== undefined) {
+  if (fieldValue(root, GOCC_FILE_FIELDS.keys) !== undefined) {
     if (fieldValue(root, 'quotas') !== undefined || fieldValue(root, 'defaults') !== undefined) {
-      issues.add(['keys'], 'GoCC `keys` cannot be mixed with `quotas` or `defaults`');
+      issues.add(
+        [GOCC_FILE_FIELDS.keys],
+        'GoCC `keys` cannot be mixed with `quotas` or `defaults`',
+      );
     }
     config = { format: 'gocc', quotas: readGoccConfig(root, gocc, issues), providers: [] };
   } else {

@@ -1,5 +1,6 @@
 import { isQuotaName, isUnitName } from '../messages/limits';
 import { ALGORITHMS, MS_PER_DAY, type AlgorithmName, type LimitSpec } from '../quota-spec';
+import { CONFIG_FIELDS } from './config-fields';
 import { DURATION_RULE, parseDuration } from './duration';
 import type { ConfigPath, IssueList } from './issues';
 import {
@@ -13,18 +14,7 @@ import {
 } from './readers';
 import { isIanaTimeZone } from './timezone';
 
-const LIMIT_FIELDS: ReadonlySet<string> = new Set([
-  'name',
-  'unit',
-  'limit',
-  'window',
-  'windowMs',
-  'algorithm',
-  'burst',
-  'align',
-  'timezone',
-  'precision',
-]);
+const LIMIT_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.limit);
 
 /** Omitted `unit` counts requests; omitted `algorithm` is GoCC's and envoy's fixed window. */
 const DEFAULT_UNIT = 'requests';

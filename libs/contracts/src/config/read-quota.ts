@@ -8,6 +8,7 @@ import {
   type QuotaSpec,
 } from '../quota-spec';
 import type { Writable } from '../writable';
+import { CONFIG_FIELDS } from './config-fields';
 import { DEFAULT_QUEUE_MAX_WAIT_MS } from './gocc-default';
 import type { ConfigPath, IssueList } from './issues';
 import { NAME_RULE, readLimit } from './read-limit';
@@ -26,11 +27,10 @@ import {
 /** A lease outlives any sane request; callers that crash give capacity back after a minute. */
 export const DEFAULT_LEASE_TTL_MS = 60_000;
 
-const POLICY_FIELDS = ['limits', 'queue', 'concurrency', 'scope', 'onStoreFailure', 'shadow'];
-const QUOTA_FIELDS: ReadonlySet<string> = new Set(['name', 'match', ...POLICY_FIELDS]);
-const DEFAULTS_FIELDS: ReadonlySet<string> = new Set(POLICY_FIELDS);
-const QUEUE_FIELDS: ReadonlySet<string> = new Set(['maxSize', 'maxWaitMs']);
-const CONCURRENCY_FIELDS: ReadonlySet<string> = new Set(['max', 'leaseTtlMs']);
+const QUOTA_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.quota);
+const DEFAULTS_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.defaults);
+const QUEUE_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.queue);
+const CONCURRENCY_FIELDS: ReadonlySet<string> = new Set(CONFIG_FIELDS.concurrency);
 
 /** The policy part of a quota: everything but its identity. */
 export type QuotaPolicy = Omit<QuotaSpec, 'name' | 'match'>;

@@ -1,8 +1,9 @@
 import { isValidSubjectPrefix } from '../subjects';
 
 /**
- * Where the admin and the limiters meet on NATS (CONTRACT section 3 leaves event subjects to the
- * project). Everything hangs off NATS_SUBJECT_PREFIX, so two deployments on one NATS never mix.
+ * Where the admin and the limiters meet on NATS: the project's own subjects and bucket
+ * (docs/contract.md, NATS). Everything hangs off NATS_SUBJECT_PREFIX, so two deployments on one
+ * NATS never mix.
  */
 export interface ControlNames {
   /** JetStream KV bucket holding the admin's quotas and provider profiles, one entry each. */

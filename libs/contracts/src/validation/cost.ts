@@ -1,6 +1,6 @@
 import type { CostByUnit } from '../messages/normalised';
 
-/** `requests` defaults to 1 (CONTRACT section 2); frozen because every caller shares it. */
+/** `requests` defaults to 1 (docs/contract.md, Messages); frozen because every caller shares it. */
 const DEFAULT_COST: CostByUnit = Object.freeze({ requests: 1 });
 
 /**

@@ -8,7 +8,10 @@ import type { Writable } from '../writable';
 
 const checkRelease = TypeCompiler.Compile(ReleaseRequestSchema);
 
-/** Both ids are optional (CONTRACT section 2); a release naming neither answers `released: false`. */
+/**
+ * Both ids are optional (docs/contract.md, Messages); a release naming neither answers `released:
+ * false`.
+ */
 export function parseRelease(input: unknown): ParseResult<NormalisedRelease> {
   if (!checkRelease.Check(input)) return explainSchemaFailure(checkRelease, input);
   const key = normaliseKey(input.key);

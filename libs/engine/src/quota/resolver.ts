@@ -10,8 +10,8 @@ interface Matcher {
 const CACHE_LIMIT = 10_000;
 
 /**
- * Quota resolution (CONTRACT section 1): the named quota; else the quota whose `match` fits the
- * key, the longest literal prefix winning (ties: first defined); else `default`.
+ * Quota resolution (docs/contract.md, Concepts): the named quota; else the quota whose `match` fits
+ * the key, the longest literal prefix winning (ties: first defined); else `default`.
  */
 export class QuotaResolver {
   private readonly byName = new Map<string, CompiledQuota>();

@@ -19,10 +19,10 @@ export interface ConfigLoaderStats {
 }
 
 /**
- * Puts CONFIG_FILE in force and keeps it so (CONTRACT.md section 7), as the lower layer under the
- * admin's control set (QuotaLayersService). Without a file the default quota from the GoCC
- * variables is the whole config. A refused file (unreadable, ConfigError, InvalidQuotaError) is
- * logged with its line and field; the last good config stays in force and /readyz shows the
+ * Puts CONFIG_FILE in force and keeps it so (docs/contract.md, Config file), as the lower layer
+ * under the admin's control set (QuotaLayersService). Without a file the default quota from the
+ * GoCC variables is the whole config. A refused file (unreadable, ConfigError, InvalidQuotaError)
+ * is logged with its line and field; the last good config stays in force and /readyz shows the
  * message. Until a file given at start has loaded once, /readyz answers 503.
  */
 @Injectable()
