@@ -1,3 +1,4 @@
+import { ADMIN_ROUTES } from '@app/contracts';
 import type { GraphiqlAssets } from './graphiql-assets';
 
 /**
@@ -19,7 +20,8 @@ export const GRAPHIQL_CONTENT_SECURITY_POLICY = [
 
 /** URLs are relative, so the page also works behind a proxy that adds a path prefix. */
 export function graphiqlPage({ names }: GraphiqlAssets): string {
-  const script = (name: string): string => `    <script src="graphiql/${name}"></script>`;
+  const dir = ADMIN_ROUTES.graphiql.slice(1);
+  const script = (name: string): string => `    <script src="${dir}/${name}"></script>`;
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -28,7 +30,7 @@ export function graphiqlPage({ names }: GraphiqlAssets): string {
     <meta name="robots" content="noindex" />
     <title>ratelimit admin: GraphiQL</title>
     <link rel="icon" href="data:," />
-    <link rel="stylesheet" href="graphiql/${names.graphiqlCss}" />
+    <link rel="stylesheet" href="${dir}/${names.graphiqlCss}" />
   </head>
   <body style="margin: 0">
     <div id="graphiql" style="height: 100vh"></div>

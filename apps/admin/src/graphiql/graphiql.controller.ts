@@ -1,9 +1,10 @@
+import { ADMIN_ROUTES } from '@app/contracts';
 import { Controller, Get, Header, Param, type StreamableFile } from '@nestjs/common';
 import { GRAPHIQL_CONTENT_SECURITY_POLICY } from './graphiql-page';
 import { GraphiqlService } from './graphiql.service';
 
 /** /graphiql (outside production); the files' names change with their bytes. */
-@Controller('graphiql')
+@Controller(ADMIN_ROUTES.graphiql.slice(1))
 export class GraphiqlController {
   constructor(private readonly graphiql: GraphiqlService) {}
 
