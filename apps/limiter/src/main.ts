@@ -3,6 +3,7 @@ import { ShutdownSignal } from '@nestjs/common';
 import { createLimiterApp } from './app';
 import { limiterListenConfig } from './config';
 import { LimiterService } from './engine-host/limiter.service';
+import { ShutdownLog } from './shutdown-log';
 
 async function bootstrap(): Promise<void> {
   const config = limiterListenConfig();
@@ -11,6 +12,9 @@ async function bootstrap(): Promise<void> {
   // Registered first, so it runs before Nest's shutdown hooks, which go module by module.
   const limiter = app.get(LimiterService);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => limiter.drain());
+  // The last line, what the drain did: once every shutdown hook has run and Nest exits.
+  const shutdownLog = app.get(ShutdownLog);
+  process.once('exit', (code) => shutdownLog.write(code));
   // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
   app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
     useProcessExit: true,

@@ -1,11 +1,12 @@
 import type { NatsSubjects } from '@app/contracts';
+import type { MsgHdrs } from 'nats';
 import { SHUTTING_DOWN_REPLY, shuttingDownDecision } from '../engine-host/shutting-down';
 import { encodeJson } from './nats-codec';
 import type { NatsReply, NatsRequestsService } from './nats-requests.service';
 
 export interface NatsHandler {
   readonly subject: string;
-  readonly handle: (data: Uint8Array) => NatsReply;
+  readonly handle: (data: Uint8Array, headers: MsgHdrs | undefined) => NatsReply;
   /** What a request still unanswered at the shutdown deadline gets, in the operation's shape. */
   readonly shuttingDown: Uint8Array;
 }
@@ -18,11 +19,27 @@ export function natsHandlers(subjects: NatsSubjects, requests: NatsRequestsServi
   const decision = DECISION_SHUTTING_DOWN;
   const reply = REPLY_SHUTTING_DOWN;
   return [
-    { subject: subjects.acquire, handle: (data) => requests.acquire(data), shuttingDown: decision },
-    { subject: subjects.acquireBatch, handle: (data) => requests.batch(data), shuttingDown: reply },
-    { subject: subjects.decide, handle: (data) => requests.decide(data), shuttingDown: decision },
-    { subject: subjects.release, handle: (data) => requests.release(data), shuttingDown: reply },
-    { subject: subjects.usage, handle: (data) => requests.usage(data), shuttingDown: reply },
-    { subject: subjects.stats, handle: (data) => requests.stats(data), shuttingDown: reply },
+    {
+      subject: subjects.acquire,
+      handle: (data, h) => requests.acquire(data, h),
+      shuttingDown: decision,
+    },
+    {
+      subject: subjects.acquireBatch,
+      handle: (data, h) => requests.batch(data, h),
+      shuttingDown: reply,
+    },
+    {
+      subject: subjects.decide,
+      handle: (data, h) => requests.decide(data, h),
+      shuttingDown: decision,
+    },
+    {
+      subject: subjects.release,
+      handle: (data, h) => requests.release(data, h),
+      shuttingDown: reply,
+    },
+    { subject: subjects.usage, handle: (data, h) => requests.usage(data, h), shuttingDown: reply },
+    { subject: subjects.stats, handle: (data, h) => requests.stats(data, h), shuttingDown: reply },
   ];
 }
