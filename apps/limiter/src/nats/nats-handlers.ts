@@ -14,32 +14,21 @@ export interface NatsHandler {
 const DECISION_SHUTTING_DOWN = encodeJson(shuttingDownDecision());
 const REPLY_SHUTTING_DOWN = encodeJson(SHUTTING_DOWN_REPLY);
 
+type Operation = 'acquire' | 'batch' | 'decide' | 'release' | 'usage' | 'stats';
+
 /** The request-reply subjects of CONTRACT.md section 3, each a one-line delegation. */
 export function natsHandlers(subjects: NatsSubjects, requests: NatsRequestsService): NatsHandler[] {
-  const decision = DECISION_SHUTTING_DOWN;
-  const reply = REPLY_SHUTTING_DOWN;
+  const serve = (subject: string, operation: Operation, shuttingDown: Uint8Array): NatsHandler => ({
+    subject,
+    handle: (data, headers) => requests[operation](data, headers),
+    shuttingDown,
+  });
   return [
-    {
-      subject: subjects.acquire,
-      handle: (data, h) => requests.acquire(data, h),
-      shuttingDown: decision,
-    },
-    {
-      subject: subjects.acquireBatch,
-      handle: (data, h) => requests.batch(data, h),
-      shuttingDown: reply,
-    },
-    {
-      subject: subjects.decide,
-      handle: (data, h) => requests.decide(data, h),
-      shuttingDown: decision,
-    },
-    {
-      subject: subjects.release,
-      handle: (data, h) => requests.release(data, h),
-      shuttingDown: reply,
-    },
-    { subject: subjects.usage, handle: (data, h) => requests.usage(data, h), shuttingDown: reply },
-    { subject: subjects.stats, handle: (data, h) => requests.stats(data, h), shuttingDown: reply },
+    serve(subjects.acquire, 'acquire', DECISION_SHUTTING_DOWN),
+    serve(subjects.acquireBatch, 'batch', REPLY_SHUTTING_DOWN),
+    serve(subjects.decide, 'decide', DECISION_SHUTTING_DOWN),
+    serve(subjects.release, 'release', REPLY_SHUTTING_DOWN),
+    serve(subjects.usage, 'usage', REPLY_SHUTTING_DOWN),
+    serve(subjects.stats, 'stats', REPLY_SHUTTING_DOWN),
   ];
 }
