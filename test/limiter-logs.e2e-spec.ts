@@ -243,8 +243,13 @@ describe('the shutdown line', () => {
         limits: [{ name: 'r59s', limit: 1, window: '59s', algorithm: 'token_bucket' }],
         queue: { maxSize: 10, maxWaitMs: 59_000 },
       },
-      // Persisted (a minute): its keys are written at SIGTERM.
-      { name: 'kept', match: 'kept-*', limits: [{ name: 'rpm', limit: 1, window: '1m' }] },
+      // Persisted (an hour): its keys are written at SIGTERM. A bucket refills continuously, so
+      // no window ends (which would make a key idle, deleted rather than written) during the test.
+      {
+        name: 'kept',
+        match: 'kept-*',
+        limits: [{ name: 'rph', limit: 1, window: '1h', algorithm: 'token_bucket' }],
+      },
     ]);
     const limiter = await startLimiter({
       LOG_LEVEL: 'info',
