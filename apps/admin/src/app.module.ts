@@ -1,12 +1,13 @@
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AuditService } from './audit/audit.service';
 import { ControlModule } from './control';
 import { AdminAuthGuard } from './graphql/auth.guard';
 import { graphqlOptions } from './graphql/graphql-options';
 import { ListSizesService } from './graphql/list-sizes.service';
+import { OperationErrorFilter } from './graphql/operation-error.filter';
 import { OperationLimitsInterceptor } from './graphql/operation-limits.interceptor';
 import { QueryLimitsModule } from './graphql/query-limits.module';
 import { RESOLVERS } from './graphql/resolvers';
@@ -21,6 +22,7 @@ import { SettingsModule } from './settings/settings.module';
 import { StatsService } from './stats/stats.service';
 import { StoreModule } from './store';
 import { ControlSync } from './control-sync';
+import { ShutdownLog } from './shutdown-log';
 
 /**
  * The admin control plane (docs/contract.md, Admin GraphQL): GraphQL on /graphql over SQLite
@@ -49,6 +51,7 @@ export class AppModule {
         HealthService,
         AdminAuthGuard,
         { provide: APP_INTERCEPTOR, useClass: OperationLimitsInterceptor },
+        { provide: APP_FILTER, useClass: OperationErrorFilter },
         QuotaEvents,
         QuotaService,
         ProviderService,
@@ -56,6 +59,7 @@ export class AppModule {
         AuditService,
         ImportService,
         ControlSync,
+        ShutdownLog,
         ...RESOLVERS,
       ],
     };
