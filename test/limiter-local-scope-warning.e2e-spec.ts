@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFile, metric, sleep, waitReady } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { logMessages } from './support/log-lines';
 
 jest.setTimeout(90_000);
 
@@ -25,9 +26,12 @@ async function replicasSeen(limiter: LimiterProcess, count: number): Promise<voi
   }
 }
 
+/** What the limiter said so far, one message a line. */
+const said = (limiter: LimiterProcess): string => logMessages(limiter.output());
+
 async function logged(limiter: LimiterProcess, text: string): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (!limiter.output().includes(text)) {
+  while (!said(limiter).includes(text)) {
     if (Date.now() > deadline) throw new Error(`not logged: ${text}\n${limiter.output()}`);
     await sleep(50);
   }
@@ -65,7 +69,7 @@ describe('a warning when replicas of one queue group share local quotas', () => 
     const a = await start('a', group);
     // a has heard its own report: it knows the group, and has seen no one else in it.
     await replicasSeen(a, 1);
-    expect(a.output()).not.toContain(WARNING);
+    expect(said(a)).not.toContain(WARNING);
 
     // Another queue group on the same prefix: it does not share a's requests.
     const other = await start('other', `${group}-other`);
@@ -77,11 +81,11 @@ describe('a warning when replicas of one queue group share local quotas', () => 
     await replicasSeen(b, 2);
     for (const limiter of [a, b]) {
       await logged(limiter, `1 other replica shares NATS queue group "${group}"`);
-      expect(limiter.output()).toContain(`the quotas ${quota} are local`);
+      expect(said(limiter)).toContain(`the quotas ${quota} are local`);
     }
-    expect(other.output()).not.toContain(WARNING);
+    expect(said(other)).not.toContain(WARNING);
     // Once, not at every report (the unit test holds it over many reports).
     await replicasSeen(b, 2);
-    expect(a.output().split(WARNING).length - 1).toBe(1);
+    expect(said(a).split(WARNING).length - 1).toBe(1);
   });
 });

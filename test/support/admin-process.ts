@@ -12,7 +12,7 @@ export async function startAdmin(
   env: Record<string, string> = {},
   timeoutMs = 60_000,
 ): Promise<AdminProcess> {
-  const port = await freePort();
+  const port = env['ADMIN_PORT'] !== undefined ? Number(env['ADMIN_PORT']) : await freePort();
   return startApp('admin', { ...env, ADMIN_PORT: String(port) }, port, timeoutMs);
 }
 

@@ -9,6 +9,19 @@ export type Json = Record<string, unknown>;
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Runs `task(0)` .. `task(count - 1)`, `concurrency` at a time. */
+export async function inParallel(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
 /** A config file of `quotas` in `dir`, named uniquely. */
 export function configFile(dir: string, quotas: Json[]): string {
   const file = join(dir, `config-${randomUUID()}.json`);

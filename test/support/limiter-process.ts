@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { boundPort } from './log-lines';
 
 const root = join(__dirname, '..', '..');
 
@@ -49,16 +50,8 @@ export async function startLimiter(
   return startApp('limiter', { ...env, PORT: String(port) }, port, timeoutMs);
 }
 
-/**
- * Starts apps/<app>/src/main.ts (limiter or admin) listening on `port` (set in `env` under the
- * app's own variable) and resolves once its /healthz answers.
- */
-export async function startApp(
-  app: 'limiter' | 'admin',
-  env: Record<string, string>,
-  port: number,
-  timeoutMs: number,
-): Promise<LimiterProcess> {
+/** Runs apps/<app>/src/main.ts from its sources, its stdout and stderr piped (not a terminal). */
+function spawnApp(app: 'limiter' | 'admin', env: Record<string, string>) {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', `apps/${app}/src/main.ts`], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
@@ -70,27 +63,55 @@ export async function startApp(
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
-  const url = `http://127.0.0.1:${port}`;
+  return { child, exited, output: () => out };
+}
+
+/** Runs an app that is expected to stop by itself (a refused start): its exit code and output. */
+export async function runAppToExit(
+  app: 'limiter' | 'admin',
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; output: string }> {
+  const { child, exited, output } = spawnApp(app, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: output() };
+}
+
+/**
+ * Starts apps/<app>/src/main.ts (limiter or admin) listening on `port` (set in `env` under the
+ * app's own variable) and resolves once its /healthz answers. Port 0: the port it bound is read
+ * from its start line, which needs LOG_LEVEL info (or lower) and JSON logs.
+ */
+export async function startApp(
+  app: 'limiter' | 'admin',
+  env: Record<string, string>,
+  port: number,
+  timeoutMs: number,
+): Promise<LimiterProcess> {
+  const { child, exited, output } = spawnApp(app, env);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${app} exited ${child.exitCode}:\n${out}`);
+    if (child.exitCode !== null) throw new Error(`${app} exited ${child.exitCode}:\n${output()}`);
+    port ||= boundPort(output()) ?? 0;
     try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
+      if (port !== 0 && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${app} did not start within ${timeoutMs} ms:\n${out}`);
+      throw new Error(`${app} did not start within ${timeoutMs} ms:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  const url = `http://127.0.0.1:${port}`;
   return {
     port,
     url,
     child,
-    output: () => out,
+    output,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
       child.kill(signal);

@@ -1,6 +1,6 @@
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AuditService } from './audit/audit.service';
 import { ControlModule } from './control';
@@ -8,6 +8,7 @@ import { GraphiqlModule } from './graphiql/graphiql.module';
 import { AdminAuthGuard } from './graphql/auth.guard';
 import { graphqlOptions } from './graphql/graphql-options';
 import { ListSizesService } from './graphql/list-sizes.service';
+import { OperationErrorFilter } from './graphql/operation-error.filter';
 import { OperationLimitsInterceptor } from './graphql/operation-limits.interceptor';
 import { QueryLimitsModule } from './graphql/query-limits.module';
 import { RESOLVERS } from './graphql/resolvers';
@@ -22,6 +23,7 @@ import { SettingsModule } from './settings/settings.module';
 import { StatsService } from './stats/stats.service';
 import { StoreModule } from './store';
 import { ControlSync } from './control-sync';
+import { ShutdownLog } from './shutdown-log';
 
 /**
  * The admin control plane (docs/contract.md, Admin GraphQL): GraphQL on /graphql over SQLite
@@ -52,6 +54,7 @@ export class AppModule {
         HealthService,
         AdminAuthGuard,
         { provide: APP_INTERCEPTOR, useClass: OperationLimitsInterceptor },
+        { provide: APP_FILTER, useClass: OperationErrorFilter },
         QuotaEvents,
         QuotaService,
         ProviderService,
@@ -59,6 +62,7 @@ export class AppModule {
         AuditService,
         ImportService,
         ControlSync,
+        ShutdownLog,
         ...RESOLVERS,
       ],
     };

@@ -1,22 +1,30 @@
+import { logListening, logStartFailure, useLogger } from '@app/logging';
 import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createAdminApp } from './app';
 import { readAdminSettings } from './settings/admin-settings';
+import { ShutdownLog } from './shutdown-log';
 
 async function bootstrap(): Promise<void> {
   const settings = readAdminSettings();
   const config = settings.listen;
-  const app = await createAdminApp({ logger: config.logLevels }, settings);
+  const app = await createAdminApp({ logger: useLogger('admin', config) }, settings);
+  // The shutdown line: timed from the signal, written once every shutdown hook has run.
+  const shutdownLog = app.get(ShutdownLog);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => shutdownLog.begin());
+  }
+  process.once('exit', (code) => shutdownLog.write(code));
   // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
   app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
     useProcessExit: true,
   });
   await app.listen(config.port, config.host);
-  const logger = new Logger('Admin');
-  logger.log(`listening on ${await app.getUrl()}`);
-  if (settings.listenWarning !== undefined) logger.warn(settings.listenWarning);
+  // Before the start line, so whoever has read that line has read the warning.
+  if (settings.listenWarning !== undefined) new Logger('Admin').warn(settings.listenWarning);
+  logListening('Admin', app.getHttpServer());
 }
 
 bootstrap().catch((err: unknown) => {
-  new Logger('Admin').fatal(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  logStartFailure('admin', 'Admin', err);
   process.exit(1);
 });

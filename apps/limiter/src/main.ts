@@ -1,24 +1,29 @@
-import { Logger, ShutdownSignal } from '@nestjs/common';
+import { logListening, logStartFailure, useLogger } from '@app/logging';
+import { ShutdownSignal } from '@nestjs/common';
 import { createLimiterApp } from './app';
 import { limiterListenConfig } from './config';
 import { LimiterService } from './engine-host/limiter.service';
+import { ShutdownLog } from './shutdown-log';
 
 async function bootstrap(): Promise<void> {
   const config = limiterListenConfig();
-  const app = await createLimiterApp({ logger: config.logLevels });
+  const app = await createLimiterApp({ logger: useLogger('limiter', config) });
   // The drain starts at the signal: stop accepting, answer the waiters, start the drain deadline.
   // Registered first, so it runs before Nest's shutdown hooks, which go module by module.
   const limiter = app.get(LimiterService);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => limiter.drain());
+  // The last line, what the drain did: once every shutdown hook has run and Nest exits.
+  const shutdownLog = app.get(ShutdownLog);
+  process.once('exit', (code) => shutdownLog.write(code));
   // SIGTERM/SIGINT: close the server and run the shutdown hooks, then exit 0.
   app.enableShutdownHooks([ShutdownSignal.SIGTERM, ShutdownSignal.SIGINT], {
     useProcessExit: true,
   });
   await app.listen(config.port, config.host);
-  new Logger('Limiter').log(`listening on ${await app.getUrl()}`);
+  logListening('Limiter', app.getHttpServer());
 }
 
 bootstrap().catch((err: unknown) => {
-  new Logger('Limiter').fatal(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  logStartFailure('limiter', 'Limiter', err);
   process.exit(1);
 });

@@ -35,6 +35,12 @@ export const ENV_VARIABLES = [
     meaning: 'silent, fatal, error, warn, info, debug or trace',
   },
   {
+    name: 'LOG_FORMAT',
+    apps: both,
+    default: '`json`, or `pretty` when stdout is a terminal',
+    meaning: '`json`: one JSON object per line; `pretty`: text, coloured only on a terminal',
+  },
+  {
     name: 'NATS_URL',
     apps: both,
     default: 'nats://127.0.0.1:4222',

@@ -1,4 +1,11 @@
-import { listenConfig, parseFlag, parseLogLevel, parsePort, parsePositiveInt } from './env';
+import {
+  listenConfig,
+  parseFlag,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  parsePositiveInt,
+} from './env';
 
 const limiterListenConfig = (env: Record<string, string>) => listenConfig(env, 'PORT', 8080);
 
@@ -7,17 +14,30 @@ describe('listen config from the environment', () => {
     expect(limiterListenConfig({})).toEqual({
       host: '0.0.0.0',
       port: 8080,
-      logLevels: ['fatal', 'error', 'warn', 'log'],
+      logLevel: 'info',
+      logFormat: undefined,
     });
   });
 
-  it('reads HOST, PORT and LOG_LEVEL', () => {
-    const config = limiterListenConfig({ HOST: '127.0.0.1', PORT: '9000', LOG_LEVEL: 'silent' });
-    expect(config).toEqual({ host: '127.0.0.1', port: 9000, logLevels: false });
+  it('reads HOST, PORT, LOG_LEVEL and LOG_FORMAT', () => {
+    const config = limiterListenConfig({
+      HOST: '127.0.0.1',
+      PORT: '9000',
+      LOG_LEVEL: 'Silent',
+      LOG_FORMAT: ' pretty ',
+    });
+    expect(config).toEqual({
+      host: '127.0.0.1',
+      port: 9000,
+      logLevel: 'silent',
+      logFormat: 'pretty',
+    });
   });
 
   it('treats empty values as unset', () => {
-    expect(limiterListenConfig({ HOST: '', PORT: ' ', LOG_LEVEL: '' }).port).toBe(8080);
+    expect(limiterListenConfig({ HOST: '', PORT: ' ', LOG_LEVEL: '', LOG_FORMAT: '' })).toEqual(
+      limiterListenConfig({}),
+    );
   });
 
   it.each(['abc', '-1', '65536', '80.5', '1e3', '0x50'])('refuses PORT=%s', (raw) => {
@@ -27,6 +47,13 @@ describe('listen config from the environment', () => {
   it('refuses an unknown LOG_LEVEL', () => {
     expect(() => parseLogLevel('loud')).toThrow(/LOG_LEVEL must be one of/);
     expect(() => parseLogLevel('toString')).toThrow(/LOG_LEVEL must be one of/);
+  });
+
+  it('refuses an unknown LOG_FORMAT, naming the variable and the values', () => {
+    expect(() => parseLogFormat('text')).toThrow(
+      'LOG_FORMAT must be one of json, pretty, got "text"',
+    );
+    expect(parseLogFormat('JSON')).toBe('json');
   });
 });
 

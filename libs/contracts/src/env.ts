@@ -3,21 +3,27 @@
  * refused with a message naming the variable, so a process stops at start instead of misbehaving.
  */
 
-/** Log levels in the spelling NestJS uses (structurally its `LogLevel`). */
-export type LogLevelName = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
-
 import type { Env, EnvName } from './env-variables';
+
+/** LOG_LEVEL's values, which are also pino's level names. */
+export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** LOG_FORMAT's values: one JSON object per line, or text for a person at a terminal. */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type { Env, EnvName } from './env-variables';
 
 export interface ListenConfig {
   readonly host: string;
   readonly port: number;
-  /** false: silent. */
-  readonly logLevels: LogLevelName[] | false;
+  readonly logLevel: LogLevel;
+  /** Undefined when LOG_FORMAT is unset: json unless stdout is a terminal (decided by the logger). */
+  readonly logFormat: LogFormat | undefined;
 }
 
-/** HOST, LOG_LEVEL and the port variable of one app (PORT for the limiter, ADMIN_PORT for admin). */
+/** HOST, LOG_LEVEL, LOG_FORMAT and the port variable of one app (PORT for the limiter, ADMIN_PORT for admin). */
 export function listenConfig(
   env: Env,
   portVariable: 'PORT' | 'ADMIN_PORT',
@@ -26,7 +32,8 @@ export function listenConfig(
   return {
     host: nonEmpty(env['HOST']) ?? '0.0.0.0',
     port: parsePort(portVariable, env[portVariable], defaultPort),
-    logLevels: parseLogLevel(env['LOG_LEVEL']),
+    logLevel: parseLogLevel(env['LOG_LEVEL']),
+    logFormat: parseLogFormat(env['LOG_FORMAT']),
   };
 }
 
@@ -64,24 +71,28 @@ export function parsePositiveInt(
   return n;
 }
 
-const LEVELS: Record<string, LogLevelName[] | false> = {
-  silent: false,
-  fatal: ['fatal'],
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
-
 /** LOG_LEVEL: silent, fatal, error, warn, info (default), debug or trace. */
-export function parseLogLevel(raw: string | undefined): LogLevelName[] | false {
-  const value = (nonEmpty(raw) ?? 'info').toLowerCase();
-  const levels = Object.hasOwn(LEVELS, value) ? LEVELS[value] : undefined;
-  if (levels === undefined) {
-    throw new Error(`LOG_LEVEL must be one of ${Object.keys(LEVELS).join(', ')}, got "${raw}"`);
+export function parseLogLevel(raw: string | undefined): LogLevel {
+  return oneOf('LOG_LEVEL', LOG_LEVELS, raw) ?? 'info';
+}
+
+/** LOG_FORMAT: json or pretty; undefined when unset (the logger then looks at stdout). */
+export function parseLogFormat(raw: string | undefined): LogFormat | undefined {
+  return oneOf('LOG_FORMAT', LOG_FORMATS, raw);
+}
+
+function oneOf<T extends string>(
+  name: EnvName,
+  values: readonly T[],
+  raw: string | undefined,
+): T | undefined {
+  const value = nonEmpty(raw)?.toLowerCase();
+  if (value === undefined) return undefined;
+  const found = values.find((v) => v === value);
+  if (found === undefined) {
+    throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   }
-  return levels;
+  return found;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,4 +1,4 @@
-import { rateLimitHeaders, secondsRoundedUp } from './headers';
+import { rateLimitHeaders, secondsRoundedUp, usableCorrelationId } from './headers';
 import { API_ROUTES, GOCC_ROUTES, HEADERS, OPERATIONS_ROUTES } from './routes';
 
 describe('rate-limit headers', () => {
@@ -71,4 +71,18 @@ describe('routes', () => {
     });
     expect(HEADERS.correlationId).toBe('X-Correlation-ID');
   });
+});
+
+describe('usableCorrelationId', () => {
+  it('takes 1..128 printable ASCII characters, not starting with a space', () => {
+    expect(usableCorrelationId('req-1 a/b')).toBe('req-1 a/b');
+    expect(usableCorrelationId('x'.repeat(128))).toBe('x'.repeat(128));
+  });
+
+  it.each([undefined, 7, '', ' lead', 'x'.repeat(129), 'tab\there', 'é', 'line\nbreak'])(
+    'refuses %p',
+    (value) => {
+      expect(usableCorrelationId(value)).toBeUndefined();
+    },
+  );
 });

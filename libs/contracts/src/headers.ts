@@ -51,3 +51,15 @@ export function rateLimitHeaders(reply: HeaderSource): Record<string, string> {
   for (let i = 0; i < list.length; i += 2) headers[list[i]!] = list[i + 1]!;
   return headers;
 }
+
+/** 1..128 printable ASCII: a correlation id that may be echoed or logged as it is. */
+const CORRELATION_ID = /^[\x21-\x7e][\x20-\x7e]{0,127}$/;
+
+/**
+ * A client's X-Correlation-ID (or NATS request id) when it can be echoed and logged as it is;
+ * undefined otherwise (absent, too long, odd bytes), so neither a reply nor a log line carries
+ * what a client should not put there.
+ */
+export function usableCorrelationId(value: unknown): string | undefined {
+  return typeof value === 'string' && CORRELATION_ID.test(value) ? value : undefined;
+}

@@ -63,8 +63,17 @@ export { goccQuotaName } from './config/gocc-config';
 export { CONFIG_FIELDS, GOCC_FILE_FIELDS, GOCC_KEY_FIELDS } from './config/config-fields';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
-export { listenConfig, parseFlag, parseLogLevel, parsePort, parsePositiveInt } from './env';
-export type { Env, EnvName, ListenConfig, LogLevelName } from './env';
+export {
+  listenConfig,
+  LOG_FORMATS,
+  parseFlag,
+  LOG_LEVELS,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  parsePositiveInt,
+} from './env';
+export type { Env, EnvName, ListenConfig, LogFormat, LogLevel } from './env';
 export { ENV_VARIABLES } from './env-variables';
 export type { AppName, EnvVariable } from './env-variables';
 

@@ -91,6 +91,10 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   private retryTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private removeUpListener: (() => void) | undefined;
+  /** Writes and reconciles queued or running. */
+  private queued = 0;
+  /** For the shutdown line: queued when shutdown began, and still unfinished when it stopped waiting. */
+  drained: { readonly queued: number; readonly left: number } | undefined;
 
   constructor(
     @Inject(ADMIN_SETTINGS) settings: AdminSettings,
@@ -121,9 +125,11 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     this.stopping = true;
     clearTimeout(this.retryTimer);
     this.removeUpListener?.();
+    const queued = this.queued;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)));
     await Promise.race([this.tail, late]).finally(() => clearTimeout(timer));
+    this.drained = { queued, left: this.queued };
   }
 
   /**
@@ -285,7 +291,12 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
     const run = this.tail.then(task, task);
-    this.tail = run.catch(() => undefined);
+    this.queued++;
+    this.tail = run
+      .catch(() => undefined)
+      .then(() => {
+        this.queued--;
+      });
     return run;
   }
 

@@ -59,6 +59,8 @@ export class NatsConnectionService
   private stopping = false;
   private dialing: Promise<void> | undefined;
   private redialTimer: NodeJS.Timeout | undefined;
+  /** For the shutdown line: how the connection ended (undefined: there was none to end). */
+  ended: 'drained' | 'closed' | undefined;
 
   constructor(@Inject(ADMIN_SETTINGS) private readonly settings: AdminSettings) {}
 
@@ -109,14 +111,17 @@ export class NatsConnectionService
     this.stopping = true;
     await this.dialing;
     const nc = this.nc;
+    // Asked before `up` is cleared, which it reads: asked after, every connection was closed.
+    const connected = nc !== undefined && this.isConnectedNow(nc);
     this.up = false;
     if (nc === undefined || nc.isClosed()) return;
+    this.ended = 'closed';
     if (nc.isDraining()) {
       await nc.closed();
       return;
     }
     // Draining needs the server; a disconnected connection is simply closed.
-    if (!this.isConnectedNow(nc)) {
+    if (!connected) {
       await nc.close();
       return;
     }
@@ -129,7 +134,8 @@ export class NatsConnectionService
       timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS);
     });
     const ok = await Promise.race([drained, late]).finally(() => clearTimeout(timer));
-    if (!ok && !nc.isClosed()) await nc.close();
+    if (ok) this.ended = 'drained';
+    else if (!nc.isClosed()) await nc.close();
   }
 
   private isConnectedNow(nc: NatsConnection): boolean {

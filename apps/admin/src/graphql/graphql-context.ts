@@ -8,6 +8,9 @@ export interface GraphQLContext {
    * arrived); absent for subscriptions, which last as long as the client wants.
    */
   readonly deadline?: number;
+  /** For the logs: the client's address, and the X-Correlation-ID it sent (when usable). */
+  readonly client?: string;
+  readonly correlationId?: string;
 }
 
 declare module 'mercurius' {

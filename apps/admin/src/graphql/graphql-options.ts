@@ -1,4 +1,4 @@
-import { ADMIN_ROUTES } from '@app/contracts';
+import { ADMIN_ROUTES, HEADERS, usableCorrelationId } from '@app/contracts';
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { FastifyRequest } from 'fastify';
 import type { AdminSettings } from '../settings/admin-settings';
@@ -40,11 +40,13 @@ export function graphqlOptions(
     context: (request: FastifyRequest): GraphQLContext => ({
       auth: requestAuth(request.headers, settings, request.ip),
       deadline: Date.now() + settings.operationTimeoutMs,
+      ...origin(request),
     }),
     subscription: {
       keepAlive: KEEP_ALIVE_MS,
       context: (_socket: unknown, request: FastifyRequest): GraphQLContext => ({
         auth: requestAuth(request.headers, settings, request.ip),
+        ...origin(request),
       }),
       // Browsers cannot set headers on a WebSocket: the token comes in connection_init's payload.
       onConnect: ({ payload }: { payload: unknown }): GraphQLContext | false => {
@@ -58,6 +60,12 @@ export function graphqlOptions(
       },
     },
   };
+}
+
+/** Where a request came from, for the logs. */
+function origin(request: FastifyRequest): Pick<GraphQLContext, 'client' | 'correlationId'> {
+  const correlationId = usableCorrelationId(request.headers[HEADERS.correlationId.toLowerCase()]);
+  return { client: request.ip, ...(correlationId !== undefined && { correlationId }) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -60,7 +60,7 @@ describe('where the admin listens (HOST, tokens, ADMIN_INSECURE)', () => {
 
   it('leaves the port and log level to ADMIN_PORT and LOG_LEVEL', () => {
     const { listen } = readAdminSettings({ ADMIN_PORT: '9001', LOG_LEVEL: 'silent' });
-    expect(listen).toEqual({ host: '127.0.0.1', port: 9001, logLevels: false });
+    expect(listen).toMatchObject({ host: '127.0.0.1', port: 9001, logLevel: 'silent' });
   });
 });
 

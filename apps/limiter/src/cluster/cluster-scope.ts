@@ -368,6 +368,11 @@ export class ClusterScope {
     return refusal('WAIT_TIMEOUT', requestId, input.key, q.name, reason);
   }
 
+  /** Requests of this replica waiting in a cluster quota's line. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** Shutdown: every waiter is answered UNAVAILABLE; then the connections close. */
   async close(): Promise<void> {
     this.closing = true;

@@ -48,6 +48,12 @@ export interface DecisionObserver {
 
 export const CLOCK = Symbol('Clock');
 
+/** When the drain began (performance.now) and how many waiters it answered. */
+export interface DrainStart {
+  readonly startedAt: number;
+  readonly waiters: number;
+}
+
 /** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
 const SWEEP_MS = 250;
 /** At most this many distinct GoCC client overrides (maxRequests, maxRequestsInQueue) live at once. */
@@ -69,6 +75,7 @@ export class LimiterService implements OnModuleDestroy {
   private armedAt = Infinity;
   /** Set by drain(): from then on every operation answers UNAVAILABLE. */
   private drainDeadline: number | undefined;
+  private drainStarted: DrainStart | undefined;
   private readonly drainListeners: (() => void)[] = [];
   private readonly observers: DecisionObserver[] = [];
   private changes = 0;
@@ -334,6 +341,10 @@ export class LimiterService implements OnModuleDestroy {
   drain(): number {
     if (this.drainDeadline !== undefined) return this.drainDeadline;
     this.drainDeadline = Date.now() + this.settings.drainTimeoutMs;
+    this.drainStarted = {
+      startedAt: performance.now(),
+      waiters: this.engine.footprint().waiters + (this.cluster?.waiting ?? 0),
+    };
     for (const listener of this.drainListeners) {
       try {
         listener();
@@ -343,6 +354,11 @@ export class LimiterService implements OnModuleDestroy {
     }
     this.engine.drain(this.clock.now(), 'UNAVAILABLE', SHUTTING_DOWN);
     return this.drainDeadline;
+  }
+
+  /** For the shutdown line; undefined until the drain begins. */
+  get drained(): DrainStart | undefined {
+    return this.drainStarted;
   }
 
   async onModuleDestroy(): Promise<void> {

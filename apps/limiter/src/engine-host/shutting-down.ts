@@ -33,3 +33,11 @@ export const SHUTTING_DOWN_REPLY: ErrorReply = Object.freeze({
   code: 'UNAVAILABLE',
   reason: SHUTTING_DOWN,
 });
+
+/** What a transport's drain did with the requests in flight, for the shutdown line. */
+export interface TransportDrained {
+  /** Requests in flight when the drain began (waiting acquires included). */
+  readonly inFlight: number;
+  /** Of those, the ones still unanswered at the drain deadline: answered UNAVAILABLE or cut. */
+  readonly cut: number;
+}

@@ -1,6 +1,5 @@
 import {
   invalidAcquireReply,
-  invalidRequestReply,
   parseAcquire,
   parseBatch,
   parseDecide,
@@ -10,6 +9,7 @@ import {
   parseUsageJson,
   type AcquireReply,
   type BatchReply,
+  type ParseFailure,
   type ReleaseReply,
   type UsageReply,
 } from '@app/contracts';
@@ -20,7 +20,8 @@ import { LimiterService } from '../engine-host/limiter.service';
 import { whenDone, type MaybeAsync } from '../engine-host/maybe-async';
 import { abortWhenClientLeaves } from './client-gone';
 import { failureReply } from '../engine-host/failure-reply';
-import { sendDecision, sendFailure, writeDecisionRaw } from './replies';
+import { logRefusal } from './refusal-log';
+import { refuseInvalid, refuseJson, sendDecision, sendFailure, writeDecisionRaw } from './replies';
 import type { JsonRoute, RawBody, StatsRoute } from './route-types';
 
 const NO_BODY = '';
@@ -36,7 +37,7 @@ export class ApiHttpService {
   /** `POST /v1/acquire`; a request with `wait: true` is answered when admitted or refused. */
   acquire(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const input = parseAcquireBody(request.body, parseAcquire);
-    if (!input.ok) return sendInvalid(reply, input.reply);
+    if (!input.ok) return refuseJson(reply, input.reply, input.failure);
     const signal = input.value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
     const answer = this.limiter.acquire(input.value, signal);
     if (answer instanceof Promise) {
@@ -48,7 +49,7 @@ export class ApiHttpService {
   /** `POST /v1/decide`: as acquire would answer, charging nothing and never waiting. */
   decide(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const input = parseAcquireBody(request.body, parseDecide);
-    if (!input.ok) return sendInvalid(reply, input.reply);
+    if (!input.ok) return refuseJson(reply, input.reply, input.failure);
     const answer = this.limiter.decide(input.value);
     if (answer instanceof Promise) return answer.then((decision) => sendDecision(reply, decision));
     sendDecision(reply, answer);
@@ -61,11 +62,15 @@ export class ApiHttpService {
   batch(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const json = parseJsonBody(request.body ?? NO_BODY);
     const entries = json.ok ? parseBatch(json.value) : json;
-    if (!entries.ok) return sendFailure(reply, invalidRequestReply(entries));
+    if (!entries.ok) return refuseInvalid(reply, entries);
     const raw = rawEntries(json.ok ? json.value : undefined);
-    const replies = this.limiter.batch(entries.value, (failure, i) =>
-      invalidAcquireReply(failure, raw[i]),
-    );
+    let firstRefused: ParseFailure | undefined;
+    const replies = this.limiter.batch(entries.value, (failure, i) => {
+      firstRefused ??= failure;
+      return invalidAcquireReply(failure, raw[i]);
+    });
+    // One line per batch, naming its first bad entry: the batch itself is answered 200.
+    if (firstRefused !== undefined) logRefusal(reply, 200, firstRefused);
     const send = (all: BatchReply['replies']): void => {
       reply.code(200).send({ replies: all } satisfies BatchReply);
     };
@@ -76,7 +81,7 @@ export class ApiHttpService {
   /** `POST /v1/release` → `{ released }`; unknown ids answer `released: false`. */
   release(request: FastifyRequest<JsonRoute>, reply: FastifyReply): MaybeAsync<void> {
     const input = parseReleaseJson(request.body ?? NO_BODY);
-    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    if (!input.ok) return refuseInvalid(reply, input);
     return whenDone(this.limiter.release(input.value), (outcome) => {
       if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
       const body: ReleaseReply = { released: outcome.value };
@@ -87,7 +92,7 @@ export class ApiHttpService {
   /** `POST /v1/usage` → `{ ok: true, usage }`. */
   usage(request: FastifyRequest<JsonRoute>, reply: FastifyReply): MaybeAsync<void> {
     const input = parseUsageJson(request.body ?? NO_BODY);
-    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    if (!input.ok) return refuseInvalid(reply, input);
     return whenDone(this.limiter.usage(input.value), (outcome) => {
       if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
       const body: UsageReply = { ok: true, usage: outcome.value };
@@ -101,7 +106,7 @@ export class ApiHttpService {
     const input = parseStats(
       quota === undefined ? { key: request.params.key } : { key: request.params.key, quota },
     );
-    if (!input.ok) return sendFailure(reply, invalidRequestReply(input));
+    if (!input.ok) return refuseInvalid(reply, input);
     return whenDone(this.limiter.stats(input.value), (outcome) => {
       if (!outcome.ok) return sendFailure(reply, failureReply(outcome));
       const body: KeyStats = outcome.value;
@@ -112,14 +117,15 @@ export class ApiHttpService {
 
 type ParsedAcquire =
   | { readonly ok: true; readonly value: Parameters<LimiterService['acquire']>[0] }
-  | { readonly ok: false; readonly reply: AcquireReply };
+  | { readonly ok: false; readonly reply: AcquireReply; readonly failure: ParseFailure };
 
 /** Parses a body as an AcquireRequest, keeping the raw JSON so a refusal can echo its ids. */
 function parseAcquireBody(body: RawBody, parse: typeof parseAcquire): ParsedAcquire {
   const json = parseJsonBody(body ?? NO_BODY);
-  if (!json.ok) return { ok: false, reply: invalidAcquireReply(json, undefined) };
+  if (!json.ok) return { ok: false, reply: invalidAcquireReply(json, undefined), failure: json };
   const input = parse(json.value);
-  return input.ok ? input : { ok: false, reply: invalidAcquireReply(input, json.value) };
+  if (input.ok) return input;
+  return { ok: false, reply: invalidAcquireReply(input, json.value), failure: input };
 }
 
 function rawEntries(envelope: unknown): readonly unknown[] {
@@ -128,8 +134,4 @@ function rawEntries(envelope: unknown): readonly unknown[] {
       ? (envelope as { requests?: unknown }).requests
       : undefined;
   return Array.isArray(requests) ? requests : [];
-}
-
-function sendInvalid(reply: FastifyReply, body: AcquireReply): void {
-  reply.code(400).send(body);
 }

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { HEADERS } from '@app/contracts';
+import { HEADERS, usableCorrelationId } from '@app/contracts';
 
 const HEADER = HEADERS.correlationId.toLowerCase();
-/** 1..128 printable ASCII: anything else is replaced, so an echo never carries odd bytes back. */
-const ECHOABLE = /^[\x21-\x7e][\x20-\x7e]{0,127}$/;
 
+/** Anything but 1..128 printable ASCII is replaced, so an echo never carries odd bytes back. */
 function echo(request: IncomingMessage, response: ServerResponse): void {
-  const given = request.headers[HEADER];
   response.setHeader(
     HEADERS.correlationId,
-    typeof given === 'string' && ECHOABLE.test(given) ? given : randomUUID(),
+    usableCorrelationId(request.headers[HEADER]) ?? randomUUID(),
   );
 }
 
@@ -21,4 +19,10 @@ function echo(request: IncomingMessage, response: ServerResponse): void {
  */
 export function echoCorrelationIds(server: Server): void {
   server.prependListener('request', echo);
+}
+
+/** The id the response carries (the client's or a fresh one), for the logs. */
+export function correlationIdOf(response: ServerResponse): string | undefined {
+  const id = response.getHeader(HEADERS.correlationId);
+  return typeof id === 'string' ? id : undefined;
 }

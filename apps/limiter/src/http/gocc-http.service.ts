@@ -15,7 +15,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { abortWhenClientLeaves } from './client-gone';
-import { sendText, TEXT, writeRaw } from './replies';
+import type { FieldRefusal } from './refusal-log';
+import { refuseText, sendText, TEXT, writeRaw } from './replies';
 import type { DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
 
 /** A GoCC request costs one request; shared, the engine only reads it. */
@@ -24,7 +25,7 @@ const ONE_REQUEST = Object.freeze({ requests: 1 });
 /** The quota a GoCC request is decided by: the key's own (undefined), a client override, or a refusal. */
 type ClientQuota =
   | { readonly ok: true; readonly name: string | undefined }
-  | { readonly ok: false; readonly status: number; readonly reason: string };
+  | ({ readonly ok: false; readonly status: number } & FieldRefusal);
 
 const KEY_OWN_QUOTA: ClientQuota = { ok: true, name: undefined };
 
@@ -42,11 +43,15 @@ export class GoccHttpService {
   /** `POST|GET /rate/:key?canWait=&maxRequests=&maxRequestsInQueue=`. */
   rate(request: FastifyRequest<RateRoute>, reply: FastifyReply): void | Promise<void> {
     const key = parseKey(request.params.key);
-    if (!key.ok) return sendText(reply, 400, key.reason);
+    if (!key.ok) return refuseText(reply, 400, key);
     const options = parseGoccRateQuery(request.query);
-    if (!options.ok) return sendText(reply, 400, options.reason);
+    if (!options.ok) return refuseText(reply, 400, options);
     const quota = this.clientQuota(options.value);
-    if (!quota.ok) return sendText(reply, quota.status, quota.reason);
+    if (!quota.ok) {
+      // 503: too many different overrides in use, the limiter's state rather than bad input.
+      if (quota.status === 503) return sendText(reply, 503, quota.reason);
+      return refuseText(reply, quota.status, quota);
+    }
     const wait = options.value.canWait;
     const input: NormalisedAcquire =
       quota.name === undefined
@@ -63,7 +68,7 @@ export class GoccHttpService {
    */
   async release(request: FastifyRequest<GoccReleaseRoute>, reply: FastifyReply): Promise<void> {
     const input = parseRelease({ key: request.params.key, requestId: request.params.requestId });
-    if (!input.ok) return sendText(reply, 400, input.reason);
+    if (!input.ok) return refuseText(reply, 400, input);
     const body: ReleaseReply = { released: false };
     // A request admitted under a client override was charged to that override's quota.
     for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
@@ -85,7 +90,7 @@ export class GoccHttpService {
   /** `GET /debug/:key`: GoCC's view of the key, in the quota that holds it. */
   async debug(request: FastifyRequest<DebugRoute>, reply: FastifyReply): Promise<void> {
     const key = parseKey(request.params.key);
-    if (!key.ok) return sendText(reply, 400, key.reason);
+    if (!key.ok) return refuseText(reply, 400, key);
     const view = await this.debugView(key.value);
     if (typeof view === 'string') return sendText(reply, 503, view);
     reply.code(200).send(view);
@@ -119,17 +124,20 @@ export class GoccHttpService {
     try {
       const name = this.limiter.overrideQuota(maxRequests, maxRequestsInQueue);
       if (name !== undefined) return { ok: true, name };
+      const field =
+        maxRequests !== undefined ? GOCC_QUERY.maxRequests : GOCC_QUERY.maxRequestsInQueue;
       return {
         ok: false,
         status: 503,
-        reason: `${maxRequests !== undefined ? GOCC_QUERY.maxRequests : GOCC_QUERY.maxRequestsInQueue}: too many different client overrides are in use`,
+        field,
+        reason: `${field}: too many different client overrides are in use`,
       };
     } catch (error) {
       if (!(error instanceof InvalidQuotaError)) throw error;
       const field = error.field.startsWith('queue')
         ? GOCC_QUERY.maxRequestsInQueue
         : GOCC_QUERY.maxRequests;
-      return { ok: false, status: 400, reason: `${field}: ${error.message}` };
+      return { ok: false, status: 400, field, reason: `${field}: ${error.message}` };
     }
   }
 }
@@ -138,6 +146,7 @@ function forbidden(field: string, variable: string): ClientQuota {
   return {
     ok: false,
     status: 403,
+    field,
     reason: `${field}: clients may not set this (${variable} is not true)`,
   };
 }

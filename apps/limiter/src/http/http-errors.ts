@@ -9,11 +9,9 @@ import {
 } from '@app/contracts';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { Logger } from '@nestjs/common';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_BODY_BYTES } from './http-limits';
-
-const logger = new Logger('LimiterHttp');
+import { logConnectionRefusal, logFailure, logRefusal } from './refusal-log';
 
 /** GoCC's routes answer refusals other than 429 as text naming the field. */
 export function isGoccPath(path: string): boolean {
@@ -34,7 +32,7 @@ export function answerHttpError(
 ): void {
   const status = error.statusCode ?? 500;
   if (status < 400 || status >= 500) {
-    logger.error(`${request.method} ${request.url}: ${error.stack ?? error.message}`);
+    logFailure(reply, error);
     const body: ErrorReply = {
       ok: false,
       allowed: false,
@@ -51,6 +49,7 @@ export function answerHttpError(
   const body = ACQUIRE_SHAPED.has(request.routeOptions.url ?? '')
     ? invalidAcquireReply(failure, undefined)
     : invalidRequestReply(failure);
+  logRefusal(reply, status, failure);
   reply.code(status).send(body);
 }
 
@@ -71,6 +70,7 @@ export function answerRoutingError(
       ? 'is not a valid percent-encoded path segment'
       : 'is too long';
   const failure = fieldFailure(field, reason);
+  logRefusal(reply, 400, failure);
   if (request.url.startsWith('/v1/')) {
     reply.code(400).send(invalidRequestReply(failure));
     return;
@@ -94,6 +94,7 @@ export function answerClientError(error: ConnectionError, socket: Socket): void 
   }
   const path = requestPath(error.rawPacket);
   const [status, failure] = clientFailure(error, path);
+  logConnectionRefusal(socket, status, failure);
   const gocc = isGoccPath(path);
   const body = gocc ? failure.reason : JSON.stringify(invalidRequestReply(failure));
   const type = gocc ? 'text/plain' : 'application/json';

@@ -10,6 +10,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import type { Server } from 'node:http';
 import { LimiterService } from '../engine-host/limiter.service';
+import type { TransportDrained } from '../engine-host/shutting-down';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { KEEP_ALIVE_TIMEOUT_MS, TIMEOUT_CHECK_MS } from './http-limits';
 import { InFlightRequests } from './in-flight';
@@ -64,6 +65,11 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.inFlight?.settle(this.deadline);
+  }
+
+  /** What the drain did with the requests in flight (none without an HTTP server). */
+  get drained(): TransportDrained {
+    return this.inFlight?.drained ?? { inFlight: 0, cut: 0 };
   }
 
   /** Node's bounds; set before the server listens, which is when it starts its checks. */

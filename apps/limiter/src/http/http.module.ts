@@ -10,5 +10,6 @@ import { HttpServerService } from './http-server.service';
  */
 @Module({
   providers: [GoccHttpService, ApiHttpService, HttpRoutes, HttpServerService],
+  exports: [HttpServerService],
 })
 export class HttpModule {}

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANSWER_BEFORE_DEADLINE_MS } from './http-limits';
+import type { TransportDrained } from '../engine-host/shutting-down';
 import { answerShuttingDown } from './shutting-down';
 
 /**
@@ -15,6 +16,8 @@ export class InFlightRequests {
   private readonly latest = new WeakMap<Socket, ServerResponse>();
   private draining = false;
   private emptied: (() => void) | undefined;
+  private inFlightAtDrain = 0;
+  private cut = 0;
 
   constructor(private readonly server: Server) {
     server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -38,6 +41,7 @@ export class InFlightRequests {
    */
   stopAccepting(): void {
     this.draining = true;
+    this.inFlightAtDrain = this.open.size;
     for (const response of this.open) {
       if (!response.headersSent) response.shouldKeepAlive = false;
     }
@@ -51,9 +55,14 @@ export class InFlightRequests {
    */
   async settle(deadline: number): Promise<void> {
     await this.emptyBy(deadline - ANSWER_BEFORE_DEADLINE_MS);
+    this.cut = this.open.size;
     for (const response of this.open) answerShuttingDown(response);
     await this.emptyBy(deadline);
     this.server.closeAllConnections();
+  }
+
+  get drained(): TransportDrained {
+    return { inFlight: this.inFlightAtDrain, cut: this.cut };
   }
 
   private arrived(request: IncomingMessage, response: ServerResponse): void {

@@ -1,6 +1,13 @@
-import { httpStatusForCode, rateLimitHeaderList, type ErrorReply } from '@app/contracts';
+import {
+  httpStatusForCode,
+  invalidRequestReply,
+  rateLimitHeaderList,
+  type ErrorReply,
+  type ParseFailure,
+} from '@app/contracts';
 import type { Decision } from '@app/engine';
 import type { FastifyReply } from 'fastify';
+import { logRefusal, type FieldRefusal } from './refusal-log';
 
 export const TEXT = 'text/plain; charset=utf-8';
 
@@ -50,4 +57,21 @@ export function sendText(reply: FastifyReply, status: number, text: string): voi
 
 export function sendFailure(reply: FastifyReply, failure: ErrorReply): void {
   reply.code(httpStatusForCode(failure.code)).send(failure);
+}
+
+/** Bad input on GoCC's routes: the reason as text, naming the field; logged (rate-limited). */
+export function refuseText(reply: FastifyReply, status: number, refusal: FieldRefusal): void {
+  logRefusal(reply, status, refusal);
+  sendText(reply, status, refusal.reason);
+}
+
+/** Bad input on the JSON API: `body` (a reply naming the field) with a 400; logged (rate-limited). */
+export function refuseJson(reply: FastifyReply, body: unknown, refusal: FieldRefusal): void {
+  logRefusal(reply, 400, refusal);
+  reply.code(400).send(body);
+}
+
+/** Bad input on the JSON API answered `{ ok: false, code: INVALID_REQUEST, ... }`. */
+export function refuseInvalid(reply: FastifyReply, failure: ParseFailure): void {
+  refuseJson(reply, invalidRequestReply(failure), failure);
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
-import type { Msg, NatsError } from 'nats';
+import type { Msg, MsgHdrs, NatsError } from 'nats';
 import { INTERNAL_ERROR_REPLY } from './nats-codec';
+import { logFailure, logReplyFailure } from './nats-log';
 import type { NatsReply } from './nats-requests.service';
 
 /**
@@ -25,7 +26,7 @@ export class NatsResponder {
    * unanswered at the shutdown deadline.
    */
   callback(
-    operation: (data: Uint8Array) => NatsReply,
+    operation: (data: Uint8Array, headers: MsgHdrs | undefined) => NatsReply,
     shuttingDown: Uint8Array = this.failureReply,
   ): (error: NatsError | null, msg: Msg) => void {
     return (error: NatsError | null, msg: Msg) => {
@@ -35,9 +36,9 @@ export class NatsResponder {
       }
       let reply: NatsReply;
       try {
-        reply = operation(msg.data);
+        reply = operation(msg.data, msg.headers);
       } catch (thrown) {
-        this.logger.error(`${msg.subject}: ${describe(thrown)}`);
+        logFailure(msg, thrown);
         reply = this.failureReply;
       }
       if (reply instanceof Promise) this.answerLater(msg, reply, shuttingDown);
@@ -72,7 +73,7 @@ export class NatsResponder {
   private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Uint8Array): void {
     const done = reply
       .catch((thrown: unknown) => {
-        this.logger.error(`${msg.subject}: ${describe(thrown)}`);
+        logFailure(msg, thrown);
         return this.failureReply;
       })
       .then((bytes) => {
@@ -87,11 +88,7 @@ export class NatsResponder {
       msg.respond(bytes);
     } catch (thrown) {
       // closed or draining connection: the requester times out, as it would if we had crashed
-      this.logger.warn(`could not reply on ${msg.subject}: ${describe(thrown)}`);
+      logReplyFailure(msg, thrown);
     }
   }
-}
-
-function describe(thrown: unknown): string {
-  return thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown);
 }

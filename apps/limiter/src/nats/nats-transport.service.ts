@@ -17,6 +17,7 @@ import {
 import { finishesWithin } from '../engine-host/deadline';
 import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
+import type { TransportDrained } from '../engine-host/shutting-down';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { natsHandlers, type NatsHandler } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
@@ -66,6 +67,9 @@ export class NatsTransport
   /** Epoch ms by which shutdown must be done: the limiter's drain deadline. */
   private deadline = 0;
   private readonly connectionListeners: ((nc: NatsConnection) => void)[] = [];
+  /** For the shutdown line: replies owed when the drain began, and those cut at its deadline. */
+  private owedAtDrain = 0;
+  private cut = 0;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -102,6 +106,7 @@ export class NatsTransport
   /** The limiter drains: no more requests from the queue group (it routes them elsewhere). */
   private stopTaking(): void {
     this.stopping = true;
+    this.owedAtDrain = this.responder.owedCount;
     this.wakeRetry?.();
     if (this.connection === undefined || this.connection.isClosed()) return;
     for (const sub of this.subscriptions) {
@@ -116,6 +121,7 @@ export class NatsTransport
     await finishesWithin(this.connecting ?? Promise.resolve(), left());
     await this.responder.settled(left());
     // Still owed at the deadline (a store call that hangs, say): UNAVAILABLE, once each.
+    this.cut = this.responder.owedCount;
     this.responder.answerOwed();
     const nc = this.connection;
     if (nc !== undefined && !nc.isClosed()) {
@@ -124,6 +130,11 @@ export class NatsTransport
       if (!(await finishesWithin(drained, Math.max(left(), LAST_FLUSH_MS)))) await nc.close();
     }
     this.readiness.nats = this.settings.natsUrl === '' ? 'disabled' : 'closed';
+  }
+
+  /** What the drain did with the replies owed (waiting acquires). */
+  get drained(): TransportDrained {
+    return { inFlight: this.owedAtDrain, cut: this.cut };
   }
 
   private async connectUntilStopped(): Promise<void> {

@@ -11,5 +11,6 @@ import { PersistenceService } from './persistence/persistence.service';
   imports: [ControlModule],
   controllers: [MetricsController],
   providers: [ConfigLoaderService, PersistenceService, MetricsService, OpsService],
+  exports: [PersistenceService],
 })
 export class OpsModule {}

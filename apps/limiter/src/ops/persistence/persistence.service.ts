@@ -35,6 +35,13 @@ export interface PersistenceStats {
   enabled: boolean;
 }
 
+/** The last write at shutdown, for the shutdown line. */
+export interface LastWrite {
+  readonly outcome: 'written' | 'failed' | 'abandoned' | 'off';
+  /** Keys written at shutdown (a save under way at the signal included). */
+  readonly rows: number;
+}
+
 /**
  * Keeps usage of long windows (a minute or more) and concurrency leases across restarts
  * (issue 3 point 6), one SQLite row per (quota, key). Every PERSIST_EVERY_MS the keys written
@@ -69,6 +76,8 @@ export class PersistenceService {
   };
 
   private readonly restore: UsageRestore;
+  /** Undefined until stop() has finished. */
+  lastWrite: LastWrite | undefined;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -140,10 +149,16 @@ export class PersistenceService {
     clearInterval(this.timer);
     this.timer = undefined;
     const store = this.store;
-    if (store === undefined) return;
+    if (store === undefined) {
+      this.lastWrite = { outcome: 'off', rows: 0 };
+      return;
+    }
     this.restore.abandon(); // a quota still coming back slice by slice stops here
     // No request is served any more: the thread need not yield the CPU to the event loop.
     void this.thread?.nice(0);
+    const rowsBefore = this.stats.rowsWritten;
+    const failuresBefore = this.stats.failures;
+    let outcome: LastWrite['outcome'] = 'written';
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), FINAL_WRITE_LIMIT_MS);
@@ -155,11 +170,13 @@ export class PersistenceService {
       })();
       if ((await Promise.race([last, limit])) === 'late') {
         this.abandoned = true;
+        outcome = 'abandoned';
         this.log.error(`the last write took over ${FINAL_WRITE_LIMIT_MS} ms: abandoned`);
         await this.thread?.terminate();
       }
     } catch (error) {
       // Shutdown still completes (exit 0): the stored usage is at most one period old.
+      outcome = 'failed';
       this.log.error(`last write failed: ${String(error)}`);
     } finally {
       clearTimeout(timer);
@@ -168,6 +185,8 @@ export class PersistenceService {
       store.close();
       this.store = undefined;
     }
+    if (outcome === 'written' && this.stats.failures > failuresBefore) outcome = 'failed';
+    this.lastWrite = { outcome, rows: this.stats.rowsWritten - rowsBefore };
   }
 
   /**
