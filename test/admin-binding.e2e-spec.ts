@@ -15,6 +15,12 @@ jest.setTimeout(240_000);
 /** HOST empty is HOST unset (startAdmin sets 127.0.0.1 otherwise). */
 const NO_HOST = { HOST: '' };
 const TOKEN = { ADMIN_TOKEN: 'binding-test-token' };
+const LOOPBACK_WARNING =
+  'ADMIN_TOKEN is not set, so mutations need no token: listening on 127.0.0.1 only ' +
+  '(set ADMIN_TOKEN to serve other addresses)';
+const INSECURE_WARNING =
+  'INSECURE: ADMIN_INSECURE=true and ADMIN_TOKEN is not set: anyone who reaches 0.0.0.0 ' +
+  'can change every quota';
 
 let dir: string;
 const running: AdminProcess[] = [];
@@ -62,13 +68,7 @@ async function started(admin: AdminProcess): Promise<{ address: unknown; warning
 describe('admin binding', () => {
   it('without ADMIN_TOKEN listens on 127.0.0.1 only, and warns naming ADMIN_TOKEN', async () => {
     const admin = await start(NO_HOST);
-    expect(await started(admin)).toEqual({
-      address: '127.0.0.1',
-      warnings: [
-        'ADMIN_TOKEN is not set, so mutations need no token: listening on 127.0.0.1 only ' +
-          '(set ADMIN_TOKEN to serve other addresses)',
-      ],
-    });
+    expect(await started(admin)).toEqual({ address: '127.0.0.1', warnings: [LOOPBACK_WARNING] });
     expect(await healthOn('127.0.0.1', admin.port)).toBe('OK');
     expect(await healthOn('127.0.0.2', admin.port)).toBe('ECONNREFUSED');
   });
@@ -93,13 +93,7 @@ describe('admin binding', () => {
 
   it('binds HOST=0.0.0.0 without a token when ADMIN_INSECURE=true, and says so loudly', async () => {
     const admin = await start({ HOST: '0.0.0.0', ADMIN_INSECURE: 'true' });
-    expect(await started(admin)).toEqual({
-      address: '0.0.0.0',
-      warnings: [
-        'INSECURE: ADMIN_INSECURE=true and ADMIN_TOKEN is not set: anyone who reaches 0.0.0.0 ' +
-          'can change every quota',
-      ],
-    });
+    expect(await started(admin)).toEqual({ address: '0.0.0.0', warnings: [INSECURE_WARNING] });
     expect(await healthOn('127.0.0.2', admin.port)).toBe('OK');
   });
 });
