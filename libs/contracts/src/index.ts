@@ -63,9 +63,10 @@ export { goccQuotaName } from './config/gocc-config';
 export { CONFIG_FIELDS, GOCC_FILE_FIELDS, GOCC_KEY_FIELDS } from './config/config-fields';
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
-export { listenConfig, parseLogLevel, parsePort, parsePositiveInt } from './env';
+export { listenConfig, parseLogLevel, parsePort, parsePositiveInt, redactUrl } from './env';
 export type { Env, EnvName, ListenConfig, LogLevelName } from './env';
 export { ENV_VARIABLES } from './env-variables';
+export { readCertificateFile, readEnvFile, readPrivateKeyFile } from './env-files';
 export type { AppName, EnvVariable } from './env-variables';
 
 export * from './control';
