@@ -13,6 +13,7 @@ const swc = [
 const moduleNameMapper = {
   '^@app/engine(|/.*)$': '<rootDir>/libs/engine/src$1',
   '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
+  '^@app/nats-connection(|/.*)$': '<rootDir>/libs/nats-connection/src$1',
 };
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 
