@@ -1,10 +1,19 @@
-import { connect, Events, type ConnectionOptions, type NatsConnection, type Status } from 'nats';
+import {
+  connect,
+  ErrorCode,
+  Events,
+  type ConnectionOptions,
+  type NatsConnection,
+  type Status,
+} from 'nats';
 import { failureReason } from './failure-reason';
 
 /** A first connection (or one after a close) is retried from this delay... */
 const FIRST_RETRY_MS = 100;
 /** ...up to this one, so a NATS server that comes up is found within about this long. */
 const MAX_RETRY_MS = 2_000;
+/** A dial not through by then fails (nats.js's default is 20 s). */
+const DIAL_TIMEOUT_MS = 10_000;
 /** Once connected, nats.js retries a lost server this often (plus jitter), forever. */
 const RECONNECT_WAIT_MS = 500;
 const RECONNECT_JITTER_MS = 250;
@@ -37,14 +46,16 @@ export interface LinkLogger {
  * backoff, because nats.js's own `waitOnFirstConnect` loop cannot be cancelled and gives up on an
  * authorization error. Once connected, nats.js reconnects by itself and resends subscriptions.
  *
- * A failure is logged once with its reason, and again only when the reason changes: a NATS that
- * refuses this app's credentials is a state, not a stream of errors. No log line carries a secret.
+ * A failure is logged once per outage for each reason (a refused certificate may show as the
+ * server's alert one time and as a reset connection the next): a NATS that refuses this app's
+ * credentials is a state, not a stream of errors. No log line carries a secret.
  */
 export class NatsLink {
   private nc: NatsConnection | undefined;
   private current: NatsLinkState = 'connecting';
   private reason: string | undefined;
-  private serverError: string | undefined;
+  /** Reasons logged since the link was last up: each is logged once per outage. */
+  private readonly logged = new Set<string>();
   private stopped = false;
   private dialing: Promise<void> | undefined;
   private wakeRetry: (() => void) | undefined;
@@ -112,6 +123,7 @@ export class NatsLink {
       try {
         const nc = await connect({
           ...this.options,
+          timeout: DIAL_TIMEOUT_MS,
           maxReconnectAttempts: -1,
           reconnectTimeWait: RECONNECT_WAIT_MS,
           reconnectJitter: RECONNECT_JITTER_MS,
@@ -124,17 +136,34 @@ export class NatsLink {
         this.connected(nc);
         return;
       } catch (error) {
-        this.failed(failureReason(error, this.options));
+        this.failed(await this.explain(error));
       }
       await this.pause(retryMs);
       retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
     }
   }
 
+  /**
+   * A dial that timed out may hide why. With reconnects on, nats.js does not fail a first dial
+   * whose connection the server closes during the handshake (a TLS 1.3 server refusing the
+   * client's certificate does so after the client finished): it waits out its timer. One dial
+   * without reconnects fails with the close's own error, which is the reason to report.
+   */
+  private async explain(error: unknown): Promise<string> {
+    if (!isTimeout(error) || this.stopped) return failureReason(error, this.options);
+    try {
+      const probe = await connect({ ...this.options, reconnect: false, timeout: DIAL_TIMEOUT_MS });
+      await probe.close();
+    } catch (probeError) {
+      if (!isTimeout(probeError)) return failureReason(probeError, this.options);
+    }
+    return failureReason(error, this.options);
+  }
+
   private connected(nc: NatsConnection): void {
     this.nc = nc;
     this.reason = undefined;
-    this.serverError = undefined;
+    this.logged.clear();
     this.enter('connected');
     this.logger.log(`NATS connected to ${nc.getServer()}`);
     void this.follow(nc);
@@ -150,6 +179,7 @@ export class NatsLink {
         this.enter('disconnected');
       } else if (status.type === Events.Reconnect) {
         this.reason = undefined;
+        this.logged.clear();
         this.enter('connected');
         this.logger.log(`NATS reconnected to ${nc.getServer()}`);
         this.tell(nc, 'reconnect');
@@ -176,8 +206,7 @@ export class NatsLink {
     const code = typeof status.data === 'string' ? status.data : 'error';
     const context = status.permissionContext;
     const text = `${code}${context ? ` (${context.operation} ${context.subject})` : ''}`;
-    if (text !== this.serverError) this.logger.warn(`NATS server refused: ${text}`);
-    this.serverError = text;
+    if (this.firstTime(text)) this.logger.warn(`NATS server refused: ${text}`);
     if (this.current !== 'connected') {
       this.reason = text;
       this.enter(this.current);
@@ -185,13 +214,21 @@ export class NatsLink {
   }
 
   private failed(reason: string): void {
-    if (reason !== this.reason) {
+    if (this.firstTime(reason)) {
       this.logger.warn(
-        `NATS: no connection to ${this.servers}: ${reason} (trying again; logged again if the reason changes)`,
+        `NATS: no connection to ${this.servers}: ${reason} (trying again; this reason is not logged again until connected)`,
       );
-      this.reason = reason;
-      this.enter(this.current);
     }
+    if (reason === this.reason) return;
+    this.reason = reason;
+    this.enter(this.current);
+  }
+
+  /** True the first time `reason` is seen in this outage (at most 16 reasons are remembered). */
+  private firstTime(reason: string): boolean {
+    if (this.logged.has(reason) || this.logged.size >= 16) return false;
+    this.logged.add(reason);
+    return true;
   }
 
   private enter(state: NatsLinkState): void {
@@ -221,4 +258,8 @@ export class NatsLink {
       };
     }).finally(() => (this.wakeRetry = undefined));
   }
+}
+
+function isTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === ErrorCode.Timeout;
 }
