@@ -14,7 +14,6 @@ import { operatorMode } from './support/nats-jwt';
 import {
   refusedButServing,
   servesEndToEnd,
-  startRefused,
   startSecuredNats,
   type SecuredNats,
 } from './support/secured-nats';
@@ -35,20 +34,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A refused limiter or admin, checked, then stopped; its output. */
-async function refused(
-  kind: 'limiter' | 'admin',
-  name: string,
-  env: Record<string, string>,
-): Promise<string> {
-  const app = await startRefused(kind, join(root, name), env);
-  try {
-    await refusedButServing(app, kind, server!, AUTH_REFUSED);
-    return app.output();
-  } finally {
-    await app.stop();
-  }
-}
+/** A limiter or admin with `env`, refused by the server for its credentials; its output. */
+const refused = (kind: 'limiter' | 'admin', name: string, env: Record<string, string>) =>
+  refusedButServing(server!, kind, join(root, name), env, AUTH_REFUSED);
 
 describe('a token (NATS_TOKEN)', () => {
   it('serves end to end with the token; without it or with a wrong one: not ready, HTTP served', async () => {

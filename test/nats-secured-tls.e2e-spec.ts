@@ -12,7 +12,6 @@ import { makePki } from './support/pki';
 import {
   refusedButServing,
   servesEndToEnd,
-  startRefused,
   startSecuredNats,
   type SecuredNats,
 } from './support/secured-nats';
@@ -49,19 +48,12 @@ const clientOf = (ca: string, cert = pki.client) => ({
   NATS_TLS_KEY: cert.key,
 });
 
-async function refused(
+const refused = (
   kind: 'limiter' | 'admin',
   name: string,
   env: Record<string, string>,
-  reason: RegExp,
-): Promise<void> {
-  const app = await startRefused(kind, join(root, name), { NATS_URL: server.url, ...env });
-  try {
-    await refusedButServing(app, kind, server, reason);
-  } finally {
-    await app.stop();
-  }
-}
+  why: RegExp,
+) => refusedButServing(server, kind, join(root, name), env, why);
 
 describe('TLS with a client certificate (verify: true)', () => {
   it('serves end to end with the CA, certificate and key', async () => {

@@ -107,21 +107,29 @@ export async function servesEndToEnd(
   }
 }
 
-/** Starts a limiter or an admin that `server` should refuse. */
-export function startRefused(
-  app: 'limiter' | 'admin',
-  dir: string,
-  env: Record<string, string>,
-): Promise<LimiterProcess> {
-  const full = { ...env, NATS_SUBJECT_PREFIX: uniquePrefix(), DATA_DIR: dir };
-  return app === 'limiter' ? startLimiter(full) : startAdmin(full);
-}
-
 /**
- * `app` is refused by `server`: /readyz answers 503 naming the reason, the app keeps retrying
- * (the server refuses it again) and logs each reason once, and it keeps serving HTTP.
+ * A limiter or an admin started with `env` is refused by `server`: /readyz answers 503 naming
+ * the reason, the app keeps retrying (the server refuses it again) and logs each reason once,
+ * and it keeps serving HTTP. Returns its output.
  */
 export async function refusedButServing(
+  server: SecuredNats,
+  kind: 'limiter' | 'admin',
+  dir: string,
+  env: Record<string, string>,
+  reason: RegExp,
+): Promise<string> {
+  const full = { NATS_URL: server.url, ...env, NATS_SUBJECT_PREFIX: uniquePrefix(), DATA_DIR: dir };
+  const app = await (kind === 'limiter' ? startLimiter(full) : startAdmin(full));
+  try {
+    await refusedServing(app, kind, server, reason);
+    return app.output();
+  } finally {
+    await app.stop();
+  }
+}
+
+async function refusedServing(
   app: LimiterProcess,
   kind: 'limiter' | 'admin',
   server: SecuredNats,

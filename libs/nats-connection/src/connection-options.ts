@@ -32,17 +32,20 @@ function value(env: Env, name: EnvName): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** Variables that only mean something together. */
+function bothOrNeither(env: Env, first: EnvName, second: EnvName): void {
+  const [a, b] = [value(env, first), value(env, second)];
+  if ((a === undefined) === (b === undefined)) return;
+  const [set, missing] = a !== undefined ? [first, second] : [second, first];
+  throw new Error(`${set} is set without ${missing}: give both or neither`);
+}
+
 function readAuth(env: Env, fromUrl: UrlCredentials | undefined): AuthOptions {
   const creds = value(env, 'NATS_CREDS');
   const token = value(env, 'NATS_TOKEN');
   const user = value(env, 'NATS_USER');
   const pass = value(env, 'NATS_PASSWORD');
-  if (user !== undefined && pass === undefined) {
-    throw new Error('NATS_USER is set without NATS_PASSWORD');
-  }
-  if (pass !== undefined && user === undefined) {
-    throw new Error('NATS_PASSWORD is set without NATS_USER');
-  }
+  bothOrNeither(env, 'NATS_USER', 'NATS_PASSWORD');
   const given = [
     creds !== undefined && 'NATS_CREDS',
     token !== undefined && 'NATS_TOKEN',
@@ -66,12 +69,7 @@ function readTls(env: Env, tlsUrl: boolean): TlsOptions | undefined {
   const caFile = value(env, 'NATS_TLS_CA');
   const certFile = value(env, 'NATS_TLS_CERT');
   const keyFile = value(env, 'NATS_TLS_KEY');
-  if (certFile !== undefined && keyFile === undefined) {
-    throw new Error('NATS_TLS_CERT is set without NATS_TLS_KEY (the certificate needs its key)');
-  }
-  if (keyFile !== undefined && certFile === undefined) {
-    throw new Error('NATS_TLS_KEY is set without NATS_TLS_CERT (the key needs its certificate)');
-  }
+  bothOrNeither(env, 'NATS_TLS_CERT', 'NATS_TLS_KEY');
   if (caFile !== undefined) readCertificateFile('NATS_TLS_CA', caFile);
   if (certFile !== undefined && keyFile !== undefined) checkClientCertificate(certFile, keyFile);
   if (caFile === undefined && certFile === undefined && !tlsUrl) return undefined;
