@@ -42,6 +42,8 @@ export const ADMIN_ROUTES = {
   /** GraphiQL, outside production. Mercurius fixes this path; it is listed for the docs. */
   graphiql: '/graphiql',
   health: '/healthz',
+  /** 200 once NATS is connected (or NATS_URL is empty), else 503 with the reason. */
+  ready: '/readyz',
 } as const;
 
 export const HEADERS = {

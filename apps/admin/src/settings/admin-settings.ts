@@ -9,12 +9,17 @@ import {
   type GoccSettings,
   type ListenConfig,
 } from '@app/contracts';
+import { natsConnectionOptions } from '@app/nats-connection';
+import type { ConnectionOptions } from 'nats';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
   readonly listen: ListenConfig;
-  /** Empty: run without NATS (changes are stored but reach no limiter; stats stay empty). */
-  readonly natsUrl: string;
+  /**
+   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
+   * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
+   */
+  readonly nats: ConnectionOptions | undefined;
   readonly subjectPrefix: string;
   /** The SQLite file lives here, as `admin.sqlite`. */
   readonly dataDir: string;
@@ -51,7 +56,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   }
   return {
     listen: listenConfig(env, 'ADMIN_PORT', 8081),
-    natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
+    nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
     adminToken: token(env, 'ADMIN_TOKEN'),
