@@ -14,6 +14,7 @@ const moduleNameMapper = {
   '^@app/engine(|/.*)$': '<rootDir>/libs/engine/src$1',
   '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
   '^@app/logging(|/.*)$': '<rootDir>/libs/logging/src$1',
+  '^@app/nats-connection(|/.*)$': '<rootDir>/libs/nats-connection/src$1',
 };
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 

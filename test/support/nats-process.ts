@@ -1,6 +1,7 @@
 /** Private nats-server processes for tests that stop and restart NATS, and a bounded poll. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { connect } from 'nats';
 
 export const NATS_SERVER_BIN = existsSync('/usr/sbin/nats-server')
@@ -29,6 +30,11 @@ export interface NatsServerOptions {
   /** With a store directory, JetStream is on and keeps its data there. */
   readonly storeDir?: string;
   readonly monitorPort?: number;
+  /**
+   * A configuration file (auth, TLS, operator mode) the test wrote. Such a server may refuse the
+   * probe's connection, so it counts as up once it greets a TCP client with its INFO line.
+   */
+  readonly configFile?: string;
 }
 
 /** nats-server on `port`; resolves once it accepts clients. */
@@ -39,14 +45,30 @@ export async function startNatsServer(
   const args = ['-a', '127.0.0.1', '-p', String(port)];
   if (options.storeDir !== undefined) args.push('-js', '-sd', options.storeDir);
   if (options.monitorPort !== undefined) args.push('-m', String(options.monitorPort));
+  if (options.configFile !== undefined) args.push('-c', options.configFile);
   const server = spawn(NATS_SERVER_BIN, args, { stdio: 'ignore' });
   await waitUntil(`nats-server on ${port}`, async () => {
     if (server.exitCode !== null) throw new Error(`nats-server exited ${server.exitCode}`);
+    if (options.configFile !== undefined) return greets(port);
     const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false });
     await nc.close();
     return true;
   });
   return server;
+}
+
+/** Whether a NATS server on `port` sends its INFO line to a new TCP client. */
+function greets(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection(port, '127.0.0.1');
+    const done = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.once('data', (data) => done(data.toString().startsWith('INFO ')));
+    socket.once('error', () => done(false));
+    socket.setTimeout(2_000, () => done(false));
+  });
 }
 
 /** Stops a child with `signal` (SIGKILL after 10 s) and resolves once it exited. */

@@ -29,16 +29,30 @@ export function listening(port: number): Promise<boolean> {
   });
 }
 
-export async function privateRedis(): Promise<RedisProcess> {
+export interface PrivateRedisOptions {
+  /** `requirepass`: clients must AUTH with it. */
+  readonly password?: string;
+  /** TLS only (no plain port), with this certificate and key; clients need no certificate. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+}
+
+export async function privateRedis(options: PrivateRedisOptions = {}): Promise<RedisProcess> {
   const port = await freePort();
+  const { password, tls } = options;
+  const args = ['--save', '', '--appendonly', 'no'];
+  args.push(...(tls ? ['--port', '0', '--tls-port', String(port)] : ['--port', String(port)]));
+  if (tls !== undefined) {
+    args.push('--tls-cert-file', tls.cert, '--tls-key-file', tls.key);
+    args.push('--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no');
+  }
+  if (password !== undefined) args.push('--requirepass', password);
+  const auth = password !== undefined ? `:${encodeURIComponent(password)}@` : '';
   let child: ChildProcess | undefined;
   const redis: RedisProcess = {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `${tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      });
+      child = spawn('redis-server', args, { stdio: 'ignore' });
       const deadline = Date.now() + 10_000;
       while (!(await listening(port))) {
         if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not start`);

@@ -8,6 +8,8 @@ import { createServer, connect as connectTcp, type Server, type Socket } from 'n
 
 export interface TcpGate {
   readonly port: number;
+  /** Connections accepted so far. */
+  readonly accepted: number;
   /** Client bytes passed so far, all connections together. */
   readonly forwarded: number;
   /** True once a freeze has been reached: nothing more from clients passes. */
@@ -34,6 +36,7 @@ interface Pair {
 export async function startTcpGate(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpGate> {
   const pairs = new Set<Pair>();
   let forwarded = 0;
+  let accepted = 0;
   let limit: number | undefined;
   let text: { readonly needle: Buffer; readonly extra: number } | undefined;
   let frozen = false;
@@ -45,6 +48,7 @@ export async function startTcpGate(targetPort: number, targetHost = '127.0.0.1')
   };
 
   const server: Server = createServer((client) => {
+    accepted++;
     if (cut) {
       client.destroy();
       return;
@@ -95,6 +99,9 @@ export async function startTcpGate(targetPort: number, targetHost = '127.0.0.1')
   };
   return {
     port,
+    get accepted() {
+      return accepted;
+    },
     get forwarded() {
       return forwarded;
     },

@@ -47,6 +47,50 @@ export const ENV_VARIABLES = [
     meaning: 'NATS servers, comma-separated; empty: run without NATS',
   },
   {
+    name: 'NATS_CREDS',
+    apps: both,
+    default: '(unset)',
+    meaning: 'path of a NATS .creds file (user JWT and seed) to authenticate with',
+  },
+  {
+    name: 'NATS_TOKEN',
+    apps: both,
+    default: '(unset)',
+    meaning: 'token to authenticate to NATS with',
+    secret: true,
+  },
+  {
+    name: 'NATS_USER',
+    apps: both,
+    default: '(unset)',
+    meaning: 'user to authenticate to NATS with (needs NATS_PASSWORD)',
+  },
+  {
+    name: 'NATS_PASSWORD',
+    apps: both,
+    default: '(unset)',
+    meaning: "NATS_USER's password",
+    secret: true,
+  },
+  {
+    name: 'NATS_TLS_CA',
+    apps: both,
+    default: '(unset)',
+    meaning: "PEM file of the CA that signed the NATS servers' certificates (TLS required)",
+  },
+  {
+    name: 'NATS_TLS_CERT',
+    apps: both,
+    default: '(unset)',
+    meaning: 'PEM client certificate for NATS (needs NATS_TLS_KEY; TLS required)',
+  },
+  {
+    name: 'NATS_TLS_KEY',
+    apps: both,
+    default: '(unset)',
+    meaning: 'PEM private key of NATS_TLS_CERT, without a passphrase',
+  },
+  {
     name: 'NATS_SUBJECT_PREFIX',
     apps: both,
     default: 'ratelimit.v1',
@@ -115,6 +159,12 @@ export const ENV_VARIABLES = [
     default: '(unset)',
     meaning: 'comma list: keys spread over several Redis by FNV-1a',
     secret: true,
+  },
+  {
+    name: 'REDIS_TLS_CA',
+    apps: limiter,
+    default: '(unset)',
+    meaning: "PEM file of the CA that signed the Redis servers' certificates (rediss:// URLs)",
   },
   {
     name: 'REDIS_CLUSTER',

@@ -95,6 +95,17 @@ function oneOf<T extends string>(
   return found;
 }
 
+/**
+ * A server URL for an error message: whatever stands before the host's `@` (a user, a password,
+ * a token) becomes `***`, up to the last `@` in case a password holds one unencoded.
+ */
+export function redactUrl(url: string): string {
+  return url.replace(
+    /^([a-z][a-z0-9+.-]*:\/\/)?.*@/i,
+    (_, scheme?: string) => `${scheme ?? ''}***@`,
+  );
+}
+
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed ? trimmed : undefined;

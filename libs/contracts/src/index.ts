@@ -72,9 +72,11 @@ export {
   parseLogLevel,
   parsePort,
   parsePositiveInt,
+  redactUrl,
 } from './env';
 export type { Env, EnvName, ListenConfig, LogFormat, LogLevel } from './env';
 export { ENV_VARIABLES } from './env-variables';
+export { readCertificateFile, readEnvFile, readPrivateKeyFile } from './env-files';
 export type { AppName, EnvVariable } from './env-variables';
 
 export * from './control';

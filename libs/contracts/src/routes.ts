@@ -42,6 +42,8 @@ export const ADMIN_ROUTES = {
   /** GraphiQL and its files below it, outside production (apps/admin/src/graphiql). */
   graphiql: '/graphiql',
   health: '/healthz',
+  /** 200 once NATS is connected (or NATS_URL is empty), else 503 with the reason. */
+  ready: '/readyz',
 } as const;
 
 export const HEADERS = {

@@ -1,6 +1,7 @@
 export { ControlModule } from './control.module';
 export {
   NatsConnectionService,
+  type AdminNatsState,
   type NatsUpEvent,
   type NatsUpListener,
 } from './nats-connection.service';

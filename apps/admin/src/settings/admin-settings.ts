@@ -10,6 +10,8 @@ import {
   type GoccSettings,
   type ListenConfig,
 } from '@app/contracts';
+import { natsConnectionOptions } from '@app/nats-connection';
+import type { ConnectionOptions } from 'nats';
 import { adminBinding } from './admin-binding';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
@@ -18,8 +20,11 @@ export interface AdminSettings {
   readonly listen: ListenConfig;
   /** Logged at start when mutations are open to whoever reaches the address. */
   readonly listenWarning: string | undefined;
-  /** Empty: run without NATS (changes are stored but reach no limiter; stats stay empty). */
-  readonly natsUrl: string;
+  /**
+   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
+   * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
+   */
+  readonly nats: ConnectionOptions | undefined;
   readonly subjectPrefix: string;
   /** The SQLite file lives here, as `admin.sqlite`. */
   readonly dataDir: string;
@@ -63,7 +68,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   return {
     listen: { ...listenConfig(env, 'ADMIN_PORT', 8081), host: binding.host },
     listenWarning: binding.warning,
-    natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
+    nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
     adminToken,

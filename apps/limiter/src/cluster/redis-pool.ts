@@ -37,14 +37,19 @@ export class RedisPool {
   private readonly stores: RedisQuotaStore[];
   private readonly log = new Logger('Redis');
 
+  /**
+   * `tlsCa`: the CA of rediss:// servers (REDIS_TLS_CA), for servers whose certificates a private
+   * CA signed; without it Node's own CAs are trusted.
+   */
   constructor(
     urls: readonly string[],
     clustered = false,
     private readonly timeoutMs = STORE_TIMEOUT_MS,
+    tlsCa?: Buffer,
   ) {
     this.clustered = clustered;
     if (clustered) {
-      const cluster = clusterClient(urls, timeoutMs);
+      const cluster = clusterClient(urls, timeoutMs, tlsCa);
       // A standalone server refuses CLUSTER SLOTS: the client never gets ready, so say why.
       cluster.on('node error', (error: Error, node: string) => {
         if (!error.message.includes('cluster support disabled')) return;
@@ -57,11 +62,15 @@ export class RedisPool {
       this.stores = [new RedisQuotaStore(cluster, { coalesce: false, timeoutMs })];
     } else {
       const explain = (client: Redis, error: Error): Error => this.explain(client, error);
-      this.clients = urls.map((url) => new StandaloneRedis(url, explain, timeoutMs));
+      this.clients = urls.map((url) => new StandaloneRedis(url, explain, timeoutMs, tlsCa));
       this.stores = this.clients.map((c) => new RedisQuotaStore(c, { timeoutMs }));
     }
-    // Errors are seen by the calls that fail; connection noise must not crash the process.
-    for (const client of this.clients) client.on('error', () => undefined);
+    // Calls that fail see the errors; the client's own (a refused password, a TLS failure) are
+    // logged once each until it is ready again, and must not crash the process.
+    urls.forEach((url, i) => {
+      const client = this.clients[i];
+      if (client !== undefined) this.logConnectionErrors(client, url);
+    });
   }
 
   storeFor(key: string): RedisQuotaStore {
@@ -119,6 +128,20 @@ export class RedisPool {
     return new Error(message, { cause: error });
   }
 
+  private logConnectionErrors(client: ScriptClient, url: string): void {
+    const { host, password } = new URL(url);
+    const name = this.clustered ? `cluster (seed ${host})` : host;
+    let last: string | undefined;
+    client.on('ready', () => (last = undefined));
+    client.on('error', (error: Error) => {
+      // ioredis's messages carry no password; blanked all the same should one ever do.
+      const secret = decodeURIComponent(password);
+      const message = secret.length >= 4 ? error.message.replaceAll(secret, '***') : error.message;
+      if (message !== last) this.log.error(`Redis ${name}: ${message}`);
+      last = message;
+    });
+  }
+
   private misconfigured(message: string): void {
     if (this.misconfiguration !== undefined) return;
     this.misconfiguration = message;
@@ -134,8 +157,11 @@ class StandaloneRedis extends Redis {
     url: string,
     private readonly explain: (client: Redis, error: Error) => Error,
     timeoutMs: number,
+    tlsCa: Buffer | undefined,
   ) {
     super(url, {
+      // rediss:// alone trusts Node's CAs; a private CA replaces them (ioredis keeps this `tls`).
+      ...(tlsCa !== undefined && url.startsWith('rediss://') && { tls: { ca: tlsCa } }),
       // The store batches a turn's requests itself. ioredis's auto-pipeline would add nothing but
       // a wait: it writes one pipeline per connection at a time, so a call made while another is
       // unanswered waits for that one (a hung Redis: its whole timeout) before it is even written.
@@ -159,12 +185,12 @@ class StandaloneRedis extends Redis {
  * One client for a Redis Cluster. Nodes found through CLUSTER SLOTS get only `redisOptions`, so
  * credentials and TLS of the seeds (one cluster: the same for all) are carried there.
  */
-function clusterClient(urls: readonly string[], timeoutMs: number): Cluster {
+function clusterClient(urls: readonly string[], timeoutMs: number, tlsCa?: Buffer): Cluster {
   const first = new URL(urls[0]!);
   const auth: Pick<RedisOptions, 'username' | 'password' | 'tls'> = {
     ...(first.username !== '' && { username: decodeURIComponent(first.username) }),
     ...(first.password !== '' && { password: decodeURIComponent(first.password) }),
-    ...(first.protocol === 'rediss:' && { tls: {} }),
+    ...(first.protocol === 'rediss:' && { tls: tlsCa !== undefined ? { ca: tlsCa } : {} }),
   };
   return new Cluster(
     urls.map((u) => {

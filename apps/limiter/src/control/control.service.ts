@@ -72,7 +72,7 @@ export class ControlService {
 
   /** At start, before the config file: the stored set goes in force, then NATS is followed. */
   start(): void {
-    if (this.settings.natsUrl === '') return;
+    if (this.settings.nats === undefined) return;
     this.store = ControlStore.open(this.settings.dataDir, this.log);
     const stored = this.loadStored();
     if (stored !== undefined) this.layers.setControl(stored);

@@ -92,7 +92,12 @@ export class LimiterService implements OnModuleDestroy {
     this.engine = new Engine(this.base, { shards: settings.shards });
     if (settings.redisUrls.length > 0) {
       this.cluster = new ClusterScope(
-        new RedisPool(settings.redisUrls, settings.redisCluster, settings.redisTimeoutMs),
+        new RedisPool(
+          settings.redisUrls,
+          settings.redisCluster,
+          settings.redisTimeoutMs,
+          settings.redisTlsCa,
+        ),
         storeFailureAnswer((input, op) => this.decideLocally(input, op)),
         `${Math.random().toString(36).slice(2, 8)}.`,
       );

@@ -18,6 +18,8 @@ export type ControlState = 'synced' | 'cached' | 'none';
 export class ReadinessService {
   configLoaded = false;
   nats: NatsState = 'disabled';
+  /** Why NATS is not subscribed: the last failure (credentials refused, TLS, unreachable). */
+  natsError: string | undefined;
   /** Last config problem, shown by /readyz (the last good config stays in force). */
   configError: string | undefined;
   /** Informational: the limiter serves with or without the admin's set (see ControlState). */
@@ -33,6 +35,7 @@ export class ReadinessService {
     ready: boolean;
     config: string;
     nats: NatsState;
+    natsError?: string;
     configError?: string;
     control?: ControlState;
     controlError?: string;
@@ -41,6 +44,8 @@ export class ReadinessService {
       ready: this.isReady(),
       config: this.configLoaded ? 'loaded' : 'loading',
       nats: this.nats,
+      ...(this.natsError !== undefined &&
+        this.nats !== 'subscribed' && { natsError: this.natsError }),
       ...(this.configError !== undefined && { configError: this.configError }),
       ...(this.control !== undefined && { control: this.control }),
       ...(this.controlError !== undefined && { controlError: this.controlError }),

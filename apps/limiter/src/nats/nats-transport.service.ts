@@ -7,13 +7,8 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import {
-  connect,
-  Events,
-  type ConnectionOptions,
-  type NatsConnection,
-  type Subscription,
-} from 'nats';
+import { NatsLink, type NatsLinkState } from '@app/nats-connection';
+import type { NatsConnection, Subscription } from 'nats';
 import { finishesWithin } from '../engine-host/deadline';
 import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
@@ -23,13 +18,6 @@ import { natsHandlers, type NatsHandler } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
 
-/** First-connect retries back off from this delay... */
-const FIRST_RETRY_MS = 100;
-/** ...up to this one, so a NATS server that comes up is found within about this long. */
-const MAX_RETRY_MS = 2_000;
-/** nats.js retries a lost server this often (plus jitter), forever. */
-const RECONNECT_WAIT_MS = 500;
-const RECONNECT_JITTER_MS = 250;
 /** After the drain deadline, the connection's drain still gets this long to flush the last replies. */
 const LAST_FLUSH_MS = 500;
 
@@ -39,11 +27,9 @@ const LAST_FLUSH_MS = 500;
  * pattern lookup and its own envelope ({ pattern, data, id }) per message, which neither the
  * contract's plain JSON payloads nor the throughput goal can afford.
  *
- * Lifecycle: the limiter starts without NATS and connects in the background, forever, with
- * backoff; once connected, nats.js reconnects by itself (`maxReconnectAttempts: -1`) and resends
- * the subscriptions. The first connection is retried here rather than with nats.js's
- * `waitOnFirstConnect`, because that dial loop cannot be cancelled: a limiter shut down while NATS
- * is unreachable would keep retrying. ReadinessService.nats follows the connection's status.
+ * Lifecycle: the limiter starts without NATS and a NatsLink connects in the background, forever,
+ * with backoff (failures logged once with their reason); once connected, nats.js reconnects by
+ * itself and resends the subscriptions. ReadinessService.nats follows the link's state.
  *
  * Shutdown: when the limiter drains (at SIGTERM) this stops taking requests (unsubscribes, so the
  * queue group routes new ones to other replicas; messages already delivered are answered
@@ -59,11 +45,9 @@ export class NatsTransport
   private readonly logger = new Logger('NatsTransport');
   private readonly responder = new NatsResponder();
   private readonly handlers: NatsHandler[];
+  private readonly link: NatsLink | undefined;
   private connection: NatsConnection | undefined;
   private subscriptions: Subscription[] = [];
-  private connecting: Promise<void> | undefined;
-  private stopping = false;
-  private wakeRetry: (() => void) | undefined;
   /** Epoch ms by which shutdown must be done: the limiter's drain deadline. */
   private deadline = 0;
   private readonly connectionListeners: ((nc: NatsConnection) => void)[] = [];
@@ -78,6 +62,16 @@ export class NatsTransport
     requests: NatsRequestsService,
   ) {
     this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
+    this.link =
+      settings.nats &&
+      new NatsLink(
+        settings.nats,
+        {
+          up: (nc, event) => (event === 'connect' ? this.serve(nc) : this.subscribed()),
+          changed: (state, reason) => this.follow(state, reason),
+        },
+        this.logger,
+      );
     limiter.onDrain(() => this.stopTaking());
   }
 
@@ -91,11 +85,11 @@ export class NatsTransport
   }
 
   onApplicationBootstrap(): void {
-    if (this.settings.natsUrl === '') {
+    if (this.link === undefined) {
       this.readiness.nats = 'disabled';
       return;
     }
-    this.connecting = this.connectUntilStopped();
+    this.link.start();
   }
 
   /** The drain starts at the signal (main.ts); this is for a close without one. */
@@ -105,9 +99,8 @@ export class NatsTransport
 
   /** The limiter drains: no more requests from the queue group (it routes them elsewhere). */
   private stopTaking(): void {
-    this.stopping = true;
     this.owedAtDrain = this.responder.owedCount;
-    this.wakeRetry?.();
+    void this.link?.stop();
     if (this.connection === undefined || this.connection.isClosed()) return;
     for (const sub of this.subscriptions) {
       sub.drain().catch(() => undefined); // the connection drain below settles it either way
@@ -115,60 +108,20 @@ export class NatsTransport
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    this.wakeRetry?.();
     const left = (): number => Math.max(0, this.deadline - Date.now());
-    await finishesWithin(this.connecting ?? Promise.resolve(), left());
+    await finishesWithin(this.link?.stop() ?? Promise.resolve(), left());
     await this.responder.settled(left());
     // Still owed at the deadline (a store call that hangs, say): UNAVAILABLE, once each.
     this.cut = this.responder.owedCount;
     this.responder.answerOwed();
-    const nc = this.connection;
-    if (nc !== undefined && !nc.isClosed()) {
-      const drained = nc.isDraining() ? nc.closed() : nc.drain().catch(() => undefined);
-      // The replies just published need a moment to leave even when the deadline has come.
-      if (!(await finishesWithin(drained, Math.max(left(), LAST_FLUSH_MS)))) await nc.close();
-    }
-    this.readiness.nats = this.settings.natsUrl === '' ? 'disabled' : 'closed';
+    // The replies just published need a moment to leave even when the deadline has come.
+    await this.link?.close(Math.max(left(), LAST_FLUSH_MS));
+    this.readiness.nats = this.link === undefined ? 'disabled' : 'closed';
   }
 
   /** What the drain did with the replies owed (waiting acquires). */
   get drained(): TransportDrained {
     return { inFlight: this.owedAtDrain, cut: this.cut };
-  }
-
-  private async connectUntilStopped(): Promise<void> {
-    let retryMs = FIRST_RETRY_MS;
-    let failures = 0;
-    while (!this.stopping) {
-      this.readiness.nats = 'connecting';
-      try {
-        const nc = await connect(this.connectionOptions());
-        if (this.stopping) {
-          await nc.close();
-          return;
-        }
-        this.serve(nc);
-        return;
-      } catch (error) {
-        // Once, then every ~minute: an unreachable NATS is a state, not a stream of errors.
-        if (failures++ % 30 === 0) {
-          this.logger.warn(`NATS unreachable at ${this.settings.natsUrl}: ${describe(error)}`);
-        }
-      }
-      await this.pause(retryMs);
-      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
-    }
-  }
-
-  private connectionOptions(): ConnectionOptions {
-    return {
-      servers: this.settings.natsUrl.split(',').map((url) => url.trim()),
-      name: 'ratelimit-limiter',
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: RECONNECT_WAIT_MS,
-      reconnectJitter: RECONNECT_JITTER_MS,
-    };
   }
 
   private serve(nc: NatsConnection): void {
@@ -177,7 +130,6 @@ export class NatsTransport
     this.subscriptions = this.handlers.map(({ subject, handle, shuttingDown }) =>
       nc.subscribe(subject, { queue, callback: this.responder.callback(handle, shuttingDown) }),
     );
-    void this.follow(nc);
     for (const listener of this.connectionListeners) {
       try {
         listener(nc);
@@ -188,50 +140,27 @@ export class NatsTransport
     // Subscribed once the server has seen the SUBs: a round trip behind them.
     nc.flush().then(
       () => {
-        if (this.readiness.nats === 'connecting') this.readiness.nats = 'subscribed';
+        if (this.connection === nc && this.link?.state === 'connected') this.subscribed();
       },
-      () => undefined, // disconnected meanwhile: follow() reports it
+      () => undefined, // disconnected meanwhile: the link reports it
     );
-    this.logger.log(
-      `NATS connected to ${nc.getServer()}, serving ${this.settings.subjectPrefix}.*`,
-    );
+    this.logger.log(`serving ${this.settings.subjectPrefix}.* on NATS`);
   }
 
-  /** Mirrors the connection's status into readiness; reconnects from scratch if it ever closes. */
-  private async follow(nc: NatsConnection): Promise<void> {
-    const closed: Promise<void | Error> = nc.closed();
-    for await (const status of nc.status()) {
-      if (status.type === Events.Disconnect) {
-        this.readiness.nats = 'disconnected';
-        this.logger.warn('NATS disconnected; reconnecting');
-      } else if (status.type === Events.Reconnect) {
-        this.readiness.nats = 'subscribed';
-        this.logger.log(`NATS reconnected to ${nc.getServer()}`);
-      }
-    }
-    const error = await closed;
-    if (this.connection === nc) {
+  private subscribed(): void {
+    this.readiness.nats = 'subscribed';
+    this.readiness.natsError = undefined;
+  }
+
+  /** Mirrors the link's state into readiness (`subscribed` is set once the SUBs are in). */
+  private follow(state: NatsLinkState, reason: string | undefined): void {
+    this.readiness.natsError = reason;
+    if (state === 'connected') return;
+    this.readiness.nats = state;
+    if (state === 'closed') {
       this.connection = undefined;
       this.subscriptions = [];
     }
-    this.readiness.nats = 'closed';
-    if (!this.stopping) {
-      this.logger.error(
-        `NATS connection closed${error ? `: ${describe(error)}` : ''}; reconnecting`,
-      );
-      this.connecting = this.connectUntilStopped();
-    }
-  }
-
-  /** A retry delay that shutdown can cut short. */
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wakeRetry = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => (this.wakeRetry = undefined));
   }
 }
 

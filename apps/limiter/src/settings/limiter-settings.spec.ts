@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makePki } from '../../../../test/support/pki';
 import { readLimiterSettings, readRedisCluster } from './limiter-settings';
 
 const seed = { REDIS_URL: 'redis://a:7000' };
@@ -95,5 +99,31 @@ describe('the HTTP and shutdown bounds', () => {
     ['HTTP_MAX_CONNECTIONS', '-5'],
   ])('refuses %s=%s, naming the variable', (name, raw) => {
     expect(() => readLimiterSettings({ [name]: raw })).toThrow(name);
+  });
+});
+
+describe('REDIS_URL and REDIS_TLS_CA', () => {
+  it('names the variable of a bad URL without quoting its password', () => {
+    expect(() => readLimiterSettings({ REDIS_URL: 'http://:hunter2-pw@a:6379' })).toThrow(
+      'REDIS_URL must be redis:// or rediss:// URLs, got "http://***@a:6379"',
+    );
+  });
+
+  it('reads the CA of rediss:// servers', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'redis-ca-'));
+    try {
+      const { ca } = makePki(dir);
+      const settings = readLimiterSettings({ REDIS_URL: 'rediss://a:6380', REDIS_TLS_CA: ca });
+      expect(settings.redisTlsCa?.toString()).toBe(readFileSync(ca, 'utf8'));
+      expect(readLimiterSettings({ REDIS_URL: 'rediss://a:6380' }).redisTlsCa).toBeUndefined();
+      expect(() => readLimiterSettings({ REDIS_URL: 'redis://a', REDIS_TLS_CA: ca })).toThrow(
+        'REDIS_TLS_CA is set but no Redis URL is rediss:// (TLS)',
+      );
+      expect(() =>
+        readLimiterSettings({ REDIS_URL: 'rediss://a', REDIS_TLS_CA: join(dir, 'none.pem') }),
+      ).toThrow(/^REDIS_TLS_CA: cannot read .*none\.pem \(ENOENT\)$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,8 @@ import {
   isValidSubjectPrefix,
   listenConfig,
   parseFlag,
+  readCertificateFile,
+  redactUrl,
   readGoccSettings,
   type Env,
   type EnvName,
@@ -10,13 +12,18 @@ import {
   type ListenConfig,
   type Scope,
 } from '@app/contracts';
+import { natsConnectionOptions } from '@app/nats-connection';
+import type { ConnectionOptions } from 'nats';
 import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit';
 
 /** The limiter's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface LimiterSettings {
   readonly listen: ListenConfig;
-  /** Empty: run without NATS. */
-  readonly natsUrl: string;
+  /**
+   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
+   * undefined when NATS_URL is empty: run without NATS.
+   */
+  readonly nats: ConnectionOptions | undefined;
   readonly subjectPrefix: string;
   readonly queueGroup: string;
   readonly gocc: GoccSettings;
@@ -28,6 +35,8 @@ export interface LimiterSettings {
   readonly shards: number;
   /** REDIS_URLS, else REDIS_URL; empty: cluster scope is off (cluster quotas decided locally). */
   readonly redisUrls: readonly string[];
+  /** REDIS_TLS_CA: the PEM of the CA that signed the servers' certificates (rediss:// URLs). */
+  readonly redisTlsCa: Buffer | undefined;
   /** REDIS_CLUSTER: the URLs are seed nodes of one Redis Cluster, not servers of their own. */
   readonly redisCluster: boolean;
   /** REDIS_TIMEOUT_MS: how long a Redis call may take before onStoreFailure answers. */
@@ -77,7 +86,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
   }
   return {
     listen: listenConfig(env, 'PORT', 8080),
-    natsUrl: env['NATS_URL'] === undefined ? 'nats://127.0.0.1:4222' : env['NATS_URL'].trim(),
+    nats: natsConnectionOptions(env, 'ratelimit-limiter'),
     subjectPrefix,
     queueGroup: env['NATS_QUEUE_GROUP']?.trim() || DEFAULT_NATS_QUEUE_GROUP,
     gocc: readGoccSettings(env),
@@ -88,6 +97,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     replicas: positiveInt(env, 'LIMITER_REPLICAS', 1, 10_000),
     shards: positiveInt(env, 'SHARDS', 25, 4096),
     redisUrls: urls,
+    redisTlsCa: readRedisTlsCa(env, urls),
     redisCluster,
     redisTimeoutMs: positiveInt(env, 'REDIS_TIMEOUT_MS', STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS),
     providerScope: readProviderScope(env, urls.length > 0),
@@ -127,8 +137,18 @@ function redisUrls(env: Env): string[] {
     .filter((u) => u !== '');
   for (const url of urls) {
     if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
-      throw new Error(`${name} must be redis:// or rediss:// URLs, got "${url}"`);
+      throw new Error(`${name} must be redis:// or rediss:// URLs, got "${redactUrl(url)}"`);
     }
   }
   return urls;
+}
+
+/** A private CA for rediss:// servers; without it, Node's own CAs are trusted. */
+function readRedisTlsCa(env: Env, urls: readonly string[]): Buffer | undefined {
+  const path = env['REDIS_TLS_CA']?.trim();
+  if (path === undefined || path === '') return undefined;
+  if (!urls.some((url) => url.startsWith('rediss://'))) {
+    throw new Error('REDIS_TLS_CA is set but no Redis URL is rediss:// (TLS)');
+  }
+  return readCertificateFile('REDIS_TLS_CA', path).pem;
 }
