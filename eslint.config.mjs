@@ -30,6 +30,16 @@ export default tseslint.config(
     },
   },
   {
+    // Scripts the admin serves to browsers as they are: plain JavaScript, no project service.
+    files: ['apps/*/src/**/browser/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: { window: 'readonly', document: 'readonly', URL: 'readonly' },
+    },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

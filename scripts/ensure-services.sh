@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Makes sure the services the tests talk to are up:
+# Makes sure what the tests talk to is there:
 #   - Redis on 127.0.0.1:6379
 #   - NATS with JetStream on 127.0.0.1:4222
-# For each one: if it answers, nothing to do; else start it if the binary is installed; else install
-# the Debian package (redis-server / nats-server) with apt-get and start it. Then wait until it
-# answers (SERVICES_WAIT_SECONDS, default 20) and fail with a clear message if it does not.
-# Idempotent, and silent when everything is already up. Never stops anything.
+#   - Chromium (/usr/bin/chromium) for the browser tests, which drive it with playwright-core
+# For each service: if it answers, nothing to do; else start it if the binary is installed; else
+# install the Debian package (redis-server / nats-server) with apt-get and start it. Then wait until
+# it answers (SERVICES_WAIT_SECONDS, default 20) and fail with a clear message if it does not.
+# Chromium is only installed (Debian package chromium) when missing: Playwright cannot download its
+# own browser here. Idempotent, and silent when everything is already there. Never stops anything.
 set -euo pipefail
 
 readonly REDIS_HOST=127.0.0.1 REDIS_PORT=6379
@@ -123,7 +125,7 @@ install_packages() { # package...
     sudo=(sudo -n) # never prompt: CI has no stdin
   fi
   command -v apt-get >/dev/null 2>&1 ||
-    die "apt-get not found; install $* yourself (Redis on :$REDIS_PORT, NATS with -js on :$NATS_PORT)"
+    die "apt-get not found; install $* yourself (Redis on :$REDIS_PORT, NATS with -js on :$NATS_PORT, chromium on PATH)"
   log "installing $* with apt-get"
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2 ||
     die "apt-get update failed"
@@ -160,6 +162,9 @@ declare -A package=([redis]=redis-server [nats]=nats-server)
 
 pending=()
 missing=()
+# The browser the tests launch (test/support/browser.ts looks for it under these names).
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+  missing+=(chromium)
 for svc in redis nats; do
   state="$(state_of "$svc")"
   case "$state" in
@@ -172,9 +177,9 @@ for svc in redis nats; do
   esac
 done
 
-((${#pending[@]} == 0)) && exit 0
-
 ((${#missing[@]} == 0)) || install_packages "${missing[@]}"
+
+((${#pending[@]} == 0)) && exit 0
 
 for svc in "${pending[@]}"; do
   # A freshly installed package may have started its own daemon already.

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdminApp } from '../apps/admin/src/app';
 import { readAdminSettings } from '../apps/admin/src/settings/admin-settings';
-import { gql, gqlData } from './support/admin-process';
+import { gql, gqlData, type GqlResult } from './support/admin-process';
 
 jest.setTimeout(120_000);
 
@@ -202,6 +202,29 @@ describe('admin GraphQL API (development mode)', () => {
     expect(fine.errors).toBeUndefined();
     const intro = await gql(r.url, '{ __schema { queryType { name } } }');
     expect(intro.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+
+  it('refuses a subscription sent over HTTP, saying where subscriptions are served', async () => {
+    const post = async (query: string, operationName?: string) => {
+      const res = await fetch(`${r.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, operationName }),
+      });
+      return { status: res.status, ...((await res.json()) as Omit<GqlResult, 'status'>) };
+    };
+    const both = 'query Names { quotas { name } } subscription Changes { quotaChanged { name } }';
+    for (const refused of [
+      await post('subscription { quotaChanged { name } }'),
+      await post(both, 'Changes'),
+    ]) {
+      expect(refused.status).toBe(400);
+      expect(refused.data ?? null).toBeNull();
+      expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+      expect(refused.errors?.[0]?.message).toMatch(/WebSocket on \/graphql \(graphql-ws/);
+    }
+    // The query of the same document is still answered.
+    expect(await post(both, 'Names')).toMatchObject({ status: 200, data: { quotas: [] } });
   });
 });
 

@@ -21,7 +21,7 @@ import { createLimiterApp } from '../apps/limiter/src/app';
 /** The order the docs write methods in. */
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-/** GraphiQL's own files (Mercurius's) belong to its row. */
+/** GraphiQL's own files belong to its row. */
 function documentedPath(path: string): string {
   return path.startsWith(`${ADMIN_ROUTES.graphiql}/`) ? ADMIN_ROUTES.graphiql : path;
 }

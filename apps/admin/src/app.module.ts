@@ -4,6 +4,7 @@ import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AuditService } from './audit/audit.service';
 import { ControlModule } from './control';
+import { GraphiqlModule } from './graphiql/graphiql.module';
 import { AdminAuthGuard } from './graphql/auth.guard';
 import { graphqlOptions } from './graphql/graphql-options';
 import { ListSizesService } from './graphql/list-sizes.service';
@@ -45,6 +46,8 @@ export class AppModule {
           inject: [ADMIN_SETTINGS, ListSizesService],
           useFactory: graphqlOptions,
         }),
+        // A development tool: off in production, as introspection is.
+        ...(settings.production ? [] : [GraphiqlModule]),
       ],
       controllers: [HealthController],
       providers: [

@@ -1,5 +1,5 @@
 import { logListening, logStartFailure, useLogger } from '@app/logging';
-import { ShutdownSignal } from '@nestjs/common';
+import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createAdminApp } from './app';
 import { readAdminSettings } from './settings/admin-settings';
 import { ShutdownLog } from './shutdown-log';
@@ -19,6 +19,8 @@ async function bootstrap(): Promise<void> {
     useProcessExit: true,
   });
   await app.listen(config.port, config.host);
+  // Before the start line, so whoever has read that line has read the warning.
+  if (settings.listenWarning !== undefined) new Logger('Admin').warn(settings.listenWarning);
   logListening('Admin', app.getHttpServer());
 }
 

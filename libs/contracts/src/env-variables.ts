@@ -22,7 +22,12 @@ const admin: readonly AppName[] = ['admin'];
 export const ENV_VARIABLES = [
   { name: 'PORT', apps: limiter, default: '8080', meaning: 'limiter HTTP port' },
   { name: 'ADMIN_PORT', apps: admin, default: '8081', meaning: 'admin HTTP and GraphQL port' },
-  { name: 'HOST', apps: both, default: '0.0.0.0', meaning: 'address the HTTP server binds' },
+  {
+    name: 'HOST',
+    apps: both,
+    default: '0.0.0.0',
+    meaning: 'address the HTTP server binds; the admin without ADMIN_TOKEN: 127.0.0.1',
+  },
   {
     name: 'LOG_LEVEL',
     apps: both,
@@ -210,6 +215,12 @@ export const ENV_VARIABLES = [
     default: '(unset)',
     meaning: 'bearer token for queries, subscriptions and introspection',
     secret: true,
+  },
+  {
+    name: 'ADMIN_INSECURE',
+    apps: admin,
+    default: 'false',
+    meaning: '`true`: the admin may bind a non-loopback HOST without ADMIN_TOKEN',
   },
   {
     name: 'ADMIN_OPERATION_TIMEOUT_MS',

@@ -1,4 +1,11 @@
-import { listenConfig, parseLogFormat, parseLogLevel, parsePort, parsePositiveInt } from './env';
+import {
+  listenConfig,
+  parseFlag,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  parsePositiveInt,
+} from './env';
 
 const limiterListenConfig = (env: Record<string, string>) => listenConfig(env, 'PORT', 8080);
 
@@ -76,4 +83,25 @@ describe('parsePositiveInt', () => {
       );
     },
   );
+});
+
+describe('parseFlag', () => {
+  it.each([
+    [undefined, false],
+    ['', false],
+    [' ', false],
+    ['true', true],
+    [' TRUE ', true],
+    ['1', true],
+    ['false', false],
+    ['0', false],
+  ])('reads %j as %s', (raw, expected) => {
+    expect(parseFlag('ADMIN_INSECURE', raw)).toBe(expected);
+  });
+
+  it.each(['yes', 'on', '2', 'truthy'])('refuses %j naming the variable', (raw) => {
+    expect(() => parseFlag('ADMIN_INSECURE', raw)).toThrow(
+      `ADMIN_INSECURE must be true or false, got "${raw}"`,
+    );
+  });
 });

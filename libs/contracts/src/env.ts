@@ -47,6 +47,15 @@ export function parsePort(name: EnvName, raw: string | undefined, fallback: numb
   return port;
 }
 
+/** true/1 or false/0 (any case); false when unset or empty. */
+export function parseFlag(name: EnvName, raw: string | undefined): boolean {
+  const value = nonEmpty(raw)?.toLowerCase();
+  if (value === undefined) return false;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
+}
+
 /** An integer 1..max; `fallback` when unset or empty. */
 export function parsePositiveInt(
   name: EnvName,

@@ -66,6 +66,7 @@ export { isIanaTimeZone } from './config/timezone';
 export {
   listenConfig,
   LOG_FORMATS,
+  parseFlag,
   LOG_LEVELS,
   parseLogFormat,
   parseLogLevel,

@@ -39,7 +39,7 @@ export const OPERATIONS_ROUTES = {
 export const ADMIN_ROUTES = {
   /** POST: queries and mutations; GET: queries, and graphql-ws subscriptions (an upgrade). */
   graphql: '/graphql',
-  /** GraphiQL, outside production. Mercurius fixes this path; it is listed for the docs. */
+  /** GraphiQL and its files below it, outside production (apps/admin/src/graphiql). */
   graphiql: '/graphiql',
   health: '/healthz',
   /** 200 once NATS is connected (or NATS_URL is empty), else 503 with the reason. */

@@ -7,6 +7,7 @@ import { introspectionAuth } from './introspection-auth';
 import type { ListSizesService } from './list-sizes.service';
 import { MAX_QUERY_TOKENS, queryRules, queryShape, queryTokens } from './query-limits';
 import { refusal, requestAuth } from './request-auth';
+import { subscriptionsOverWebSocket } from './subscription-transport';
 
 /** Sent by the server on idle subscriptions, so proxies keep them open. */
 const KEEP_ALIVE_MS = 15_000;
@@ -24,7 +25,8 @@ export function graphqlOptions(
     path: ADMIN_ROUTES.graphql,
     autoSchemaFile: true,
     sortSchema: true,
-    graphiql: !settings.production,
+    // Mercurius's GraphiQL loads React and GraphiQL from a CDN; ours (graphiql/) is served locally.
+    graphiql: false,
     // The parser's own bound, behind the preParsing hook's count (which gives the clearer error).
     graphql: { parseOptions: { maxTokens: MAX_QUERY_TOKENS + 1 } },
     // The cost depends on the variables (auditLog(limit: $n)) and on the store's size, so rules
@@ -33,7 +35,7 @@ export function graphqlOptions(
     validationRules: queryRules(settings.production, () => sizes.current()),
     hooks: {
       preParsing: [queryTokens],
-      preValidation: [introspectionAuth(settings), queryShape],
+      preValidation: [introspectionAuth(settings), subscriptionsOverWebSocket, queryShape],
     },
     context: (request: FastifyRequest): GraphQLContext => ({
       auth: requestAuth(request.headers, settings, request.ip),

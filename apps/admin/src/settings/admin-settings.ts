@@ -2,6 +2,7 @@ import {
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
+  parseFlag,
   parsePositiveInt,
   readGoccSettings,
   type Env,
@@ -11,10 +12,14 @@ import {
 } from '@app/contracts';
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
+import { adminBinding } from './admin-binding';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
+  /** The host follows the binding rule (admin-binding.ts), not HOST alone. */
   readonly listen: ListenConfig;
+  /** Logged at start when mutations are open to whoever reaches the address. */
+  readonly listenWarning: string | undefined;
   /**
    * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
    * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
@@ -54,12 +59,19 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   if (!isValidSubjectPrefix(subjectPrefix)) {
     throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
   }
+  const adminToken = token(env, 'ADMIN_TOKEN');
+  const binding = adminBinding({
+    host: env['HOST']?.trim() || undefined,
+    adminTokenSet: adminToken !== undefined,
+    insecure: parseFlag('ADMIN_INSECURE', env['ADMIN_INSECURE']),
+  });
   return {
-    listen: listenConfig(env, 'ADMIN_PORT', 8081),
+    listen: { ...listenConfig(env, 'ADMIN_PORT', 8081), host: binding.host },
+    listenWarning: binding.warning,
     nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
-    adminToken: token(env, 'ADMIN_TOKEN'),
+    adminToken,
     readToken: token(env, 'ADMIN_READ_TOKEN'),
     production: env['NODE_ENV']?.trim() === 'production',
     operationTimeoutMs: parsePositiveInt(

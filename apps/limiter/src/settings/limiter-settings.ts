@@ -2,6 +2,7 @@ import {
   DEFAULT_NATS_QUEUE_GROUP,
   isValidSubjectPrefix,
   listenConfig,
+  parseFlag,
   readCertificateFile,
   redactUrl,
   readGoccSettings,
@@ -61,11 +62,7 @@ export const DEFAULT_HTTP_MAX_CONNECTIONS = 10_000;
 export const LIMITER_SETTINGS = Symbol('LimiterSettings');
 
 function flag(env: Env, name: EnvName): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return false;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new Error(`${name} must be true or false, got "${env[name]}"`);
+  return parseFlag(name, env[name]);
 }
 
 function positiveInt(env: Env, name: EnvName, fallback: number, max: number): number {
