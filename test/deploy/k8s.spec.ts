@@ -55,6 +55,20 @@ const byKind = <T>(kind: string): T[] =>
 
 const limiter = find<IDeployment>('Deployment', 'limiter');
 const admin = find<IStatefulSet>('StatefulSet', 'admin');
+
+/** secretKeyRefs of a container that no example Secret (by name and key) shows. */
+function secretRefProblems(c: IContainer): string[] {
+  const secrets = examples.map(
+    (e) => e.object as K8sObject & { stringData: Record<string, string> },
+  );
+  return (c.env ?? []).flatMap((e) => {
+    const ref = e.valueFrom?.secretKeyRef;
+    if (ref === undefined) return [];
+    const secret = secrets.find((s) => s.metadata.name === ref.name);
+    if (secret === undefined) return [`${e.name}: no example of Secret ${ref.name}`];
+    return ref.key in secret.stringData ? [] : [`${e.name}: ${ref.name} has no key ${ref.key}`];
+  });
+}
 function k8sEnvProblems(app: AppName, c: IContainer): string[] {
   const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? '']));
   return envProblems(app, env, (name) => secretNames(c).includes(name));
@@ -63,7 +77,7 @@ function k8sEnvProblems(app: AppName, c: IContainer): string[] {
 describe('k8s/ (a Kustomize base)', () => {
   it('lists every file of k8s/ in kustomization.yaml, and only files that exist; examples stay out', () => {
     expect(kustomizationProblems(kustomization, files)).toEqual([]);
-    expect(examples.map((e) => e.object.kind)).toEqual(['Secret']);
+    expect(new Set(examples.map((e) => e.object.kind))).toEqual(new Set(['Secret']));
   });
 
   it('holds objects that follow the Kubernetes API schemas (types, required fields, formats)', () => {
@@ -186,11 +200,12 @@ describe('k8s/ (a Kustomize base)', () => {
     expect(literalEnv(c)['HOST']).toBe('0.0.0.0');
     const token = c.env?.find((e) => e.name === 'ADMIN_TOKEN')?.valueFrom?.secretKeyRef;
     expect(token?.optional ?? false).toBe(false);
-    const secret = examples[0]!.object as K8sObject & { stringData: Record<string, string> };
-    for (const e of c.env?.filter((v) => v.valueFrom?.secretKeyRef) ?? []) {
-      expect(e.valueFrom!.secretKeyRef!.name).toBe(secret.metadata.name);
-      expect(Object.keys(secret.stringData)).toContain(e.valueFrom!.secretKeyRef!.key);
-    }
+    expect(secretRefProblems(c)).toEqual([]);
+  });
+
+  it('takes every secret of the limiter and the admin from a Secret that an example shows, key included', () => {
+    expect(secretRefProblems(appContainer(limiter))).toEqual([]);
+    expect(secretRefProblems(appContainer(admin))).toEqual([]);
   });
 
   it('scales the limiter on CPU (never below 2) and lets one go at a time', () => {
