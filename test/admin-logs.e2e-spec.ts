@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gql, gqlData, startAdmin, type AdminProcess } from './support/admin-process';
 import { uniquePrefix } from './support/limiter-process';
-import { expectBoundedFlood, lineLogged, logLines } from './support/log-lines';
+import { expectBoundedFlood } from './support/log-flood';
+import { lineLogged, logLines } from './support/log-lines';
 
 jest.setTimeout(180_000);
 

@@ -20,7 +20,8 @@ import {
   uniquePrefix,
   type LimiterProcess,
 } from './support/limiter-process';
-import { expectBoundedFlood, lineLogged, logLines } from './support/log-lines';
+import { expectBoundedFlood } from './support/log-flood';
+import { lineLogged, logLines } from './support/log-lines';
 import { waitUntil } from './support/nats-process';
 
 jest.setTimeout(180_000);
