@@ -183,6 +183,17 @@ describe('docker-compose.yml', () => {
     expect(composeEnvProblems('limiter', redis)).toEqual([
       'REDIS_URL is a secret written in the file',
     ]);
+    for (const url of ['nats://app:pw@nats:4222', 'nats://nats:4222,nats://s3cret@nats-2:4222']) {
+      const nats = { command: appCommand('admin'), environment: { NATS_URL: url } };
+      expect(composeEnvProblems('admin', nats)).toEqual([
+        'NATS_URL is a secret written in the file',
+      ]);
+    }
+    const plainNats = {
+      command: appCommand('admin'),
+      environment: { NATS_URL: 'nats://nats:4222' },
+    };
+    expect(composeEnvProblems('admin', plainNats)).toEqual([]);
   });
 
   it('finds a field the specification does not have', () => {

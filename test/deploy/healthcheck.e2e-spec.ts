@@ -54,12 +54,17 @@ let closedPort: number;
 
 beforeAll(async () => {
   closedPort = await freePort();
-  [ready, waitingForNats, admin] = await Promise.all([
+  const started = await Promise.allSettled([
     startLimiter({ NATS_SUBJECT_PREFIX: uniquePrefix(), DATA_DIR: dataDir() }),
     // Nothing listens there: the limiter serves /healthz, but /readyz says 503 (NATS connecting).
     startLimiter({ NATS_URL: `nats://127.0.0.1:${closedPort}`, DATA_DIR: dataDir() }),
     startAdmin({ NATS_URL: '', DATA_DIR: dataDir() }),
   ]);
+  // Each one that started is kept, so afterAll stops it even when another did not start.
+  [ready, waitingForNats, admin] = started.map((s) =>
+    s.status === 'fulfilled' ? s.value : undefined,
+  ) as [LimiterProcess, LimiterProcess, LimiterProcess];
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
   await eventually(
     () => fetch(`${ready.url}/readyz`).then((r) => r.status),
     (status) => status === 200,

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type ConnectionOptions } from 'nats';
+import { connect, type ConnectionOptions, type NatsConnection } from 'nats';
 import { startAdmin, gqlData } from './admin-process';
 import { natsAcquire, post, type Json } from './limiter-http';
 import { freePort, startLimiter, uniquePrefix, type LimiterProcess } from './limiter-process';
@@ -69,9 +69,11 @@ export async function servesEndToEnd(
     startAdmin({ ...common, DATA_DIR: join(dir, 'admin') }),
   ]);
   const apps = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const nc = await connect({ ...client, maxReconnectAttempts: -1 });
+  let opened: NatsConnection | undefined;
   try {
     for (const s of started) if (s.status === 'rejected') throw s.reason;
+    // Inside the try: a refused client must not leave the apps running.
+    const nc = (opened = await connect({ ...client, maxReconnectAttempts: -1 }));
     const [limiter, admin] = apps as [LimiterProcess, LimiterProcess];
     await waitUntil('limiter subscribed', async () => (await readyz(limiter))['status'] === 200);
     await waitUntil('admin connected', async () => (await readyz(admin))['status'] === 200);
@@ -102,7 +104,7 @@ export async function servesEndToEnd(
     });
     return apps.map((a) => a.output()).join('\n');
   } finally {
-    await nc.close();
+    await opened?.close();
     await Promise.all(apps.map((a) => a.stop()));
   }
 }

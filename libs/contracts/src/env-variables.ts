@@ -45,6 +45,8 @@ export const ENV_VARIABLES = [
     apps: both,
     default: 'nats://127.0.0.1:4222',
     meaning: 'NATS servers, comma-separated; empty: run without NATS',
+    // Its URLs may carry a user and password or a token (nats://user:password@host).
+    secret: true,
   },
   {
     name: 'NATS_CREDS',

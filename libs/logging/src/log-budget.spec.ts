@@ -1,6 +1,7 @@
 import { LogBudget } from './log-budget';
 
-// A virtual clock: jest's fake timers move Date.now and fire timers only when told.
+// A virtual clock: jest's fake timers move Date.now and performance.now, and fire timers only when
+// told.
 beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
@@ -42,6 +43,17 @@ describe('LogBudget', () => {
     jest.advanceTimersByTime(999);
     expect(b.take()).toBe(false); // still the window begun 999 ms ago
     jest.advanceTimersByTime(1);
+    expect(summaries).toEqual([1]);
+    expect(b.take()).toBe(true);
+  });
+
+  it('keeps its windows a second long when the wall clock is set back', () => {
+    const { budget: b, summaries } = budget(1);
+    expect(b.take()).toBe(true);
+    expect(b.take()).toBe(false);
+    // NTP steps the system clock back an hour: Date.now() goes back, elapsed time does not.
+    jest.setSystemTime(Date.now() - 3_600_000);
+    jest.advanceTimersByTime(1_000);
     expect(summaries).toEqual([1]);
     expect(b.take()).toBe(true);
   });

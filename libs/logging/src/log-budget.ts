@@ -19,7 +19,8 @@ export class LogBudget {
 
   /** True when a line may be written now; false when it is only counted. */
   take(): boolean {
-    const now = Date.now();
+    // The monotonic clock: a wall clock set back would hold a window open until it caught up.
+    const now = performance.now();
     if (now >= this.windowEnd) {
       this.flush();
       this.windowEnd = now + this.windowMs;

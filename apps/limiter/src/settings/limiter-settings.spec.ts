@@ -109,6 +109,26 @@ describe('REDIS_URL and REDIS_TLS_CA', () => {
     );
   });
 
+  it.each([
+    'redis://:hunter2-pw@a:99999',
+    'redis://:hunter2-pw@a^b:6379',
+    'redis://:hunter2-pw@[a:6379',
+    'redis://:hunter2%zz-pw@a:6379',
+    'redis://a:6379,rediss://user:hunter2-pw@b:6379:1',
+  ])('refuses %j naming the variable, the password quoted nowhere in the error', (url) => {
+    let thrown: unknown;
+    try {
+      readLimiterSettings({ [url.includes(',') ? 'REDIS_URLS' : 'REDIS_URL']: url });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as Error).message).toMatch(/^REDIS_URLS?: ".*\*\*\*@.*" is not a valid URL/);
+    // Every field a log line would serialise: message, stack, and own properties such as `input`.
+    const everything = JSON.stringify(thrown, Object.getOwnPropertyNames(thrown));
+    expect(everything).not.toContain('hunter2');
+  });
+
   it('reads the CA of rediss:// servers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'redis-ca-'));
     try {

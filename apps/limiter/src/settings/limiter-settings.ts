@@ -139,8 +139,26 @@ function redisUrls(env: Env): string[] {
     if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
       throw new Error(`${name} must be redis:// or rediss:// URLs, got "${redactUrl(url)}"`);
     }
+    if (!isUrl(url)) {
+      throw new Error(`${name}: "${redactUrl(url)}" is not a valid URL (host, port 0..65535)`);
+    }
   }
   return urls;
+}
+
+/**
+ * Checked here because the Redis clients' own parse errors quote the whole URL, password included
+ * (Node's ERR_INVALID_URL carries it as `input`), and the start failure would log it.
+ */
+function isUrl(url: string): boolean {
+  try {
+    const { username, password } = new URL(url);
+    decodeURIComponent(username);
+    decodeURIComponent(password);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A private CA for rediss:// servers; without it, Node's own CAs are trusted. */

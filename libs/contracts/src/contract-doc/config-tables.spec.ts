@@ -9,7 +9,7 @@ import {
   keysOnly,
   type ExpectedRows,
 } from './disagreements.test-util';
-import { plain, REPO_ROOT, tablesOf } from './markdown.test-util';
+import { plain, readRepoFile, REPO_ROOT, tablesOf } from './markdown.test-util';
 
 const ENV_ROWS: ExpectedRows = new Map(
   ENV_VARIABLES.map((v) => [
@@ -87,5 +87,15 @@ describe('docs/contract.md agrees with the environment and the config file', () 
   // what they list must exist, one variable a row, with the default the apps use.
   it.each(otherDocs())('%s shows only real variables, with their defaults', (path) => {
     expect(variableProblems(path)).toEqual([]);
+  });
+
+  // A wrapped line that starts with `>=` is read as a quote, and prettier then quotes the rest of
+  // the paragraph (`> = 0 ...`): the accepted values were shown that way.
+  it.each([CONTRACT_DOC, ...otherDocs()])('%s starts no line with a quoted >=', (path) => {
+    const quoted = readRepoFile(path)
+      .split('\n')
+      .map((line, i) => ({ line: i + 1, text: line }))
+      .filter(({ text }) => /^\s*>\s*=/.test(text));
+    expect(quoted).toEqual([]);
   });
 });
