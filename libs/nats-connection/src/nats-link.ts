@@ -90,11 +90,15 @@ export class NatsLink {
     if (this.dialing === undefined && !this.stopped) this.dialing = this.dialUntilUp();
   }
 
-  /** No more dialling (a pending retry ends at once); resolves once no dial is under way. */
-  async stop(): Promise<void> {
+  /**
+   * No more dialling: a pending retry ends at once. A dial already on the wire cannot be cancelled
+   * (nats.js has no way to), so it is not waited for: should it still succeed, it finds the link
+   * stopped and closes its connection. A NATS that accepts and never answers would otherwise hold
+   * a shutdown for the dial's whole timeout.
+   */
+  stop(): void {
     this.stopped = true;
     this.wakeRetry?.();
-    await this.dialing;
   }
 
   /**
@@ -259,6 +263,7 @@ export class NatsLink {
 
   /** A retry delay that stop() cuts short. */
   private pause(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       this.wakeRetry = () => {

@@ -90,9 +90,9 @@ export class NatsConnectionService
     this.link.start();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): void {
     this.listeners.clear();
-    await this.link?.stop();
+    this.link?.stop();
   }
 
   async beforeApplicationShutdown(): Promise<void> {

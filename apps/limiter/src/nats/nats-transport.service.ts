@@ -9,7 +9,6 @@ import {
 } from '@nestjs/common';
 import { NatsLink, type NatsLinkState } from '@app/nats-connection';
 import type { NatsConnection, Subscription } from 'nats';
-import { finishesWithin } from '../engine-host/deadline';
 import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 import type { TransportDrained } from '../engine-host/shutting-down';
@@ -100,7 +99,7 @@ export class NatsTransport
   /** The limiter drains: no more requests from the queue group (it routes them elsewhere). */
   private stopTaking(): void {
     this.owedAtDrain = this.responder.owedCount;
-    void this.link?.stop();
+    this.link?.stop();
     if (this.connection === undefined || this.connection.isClosed()) return;
     for (const sub of this.subscriptions) {
       sub.drain().catch(() => undefined); // the connection drain below settles it either way
@@ -109,7 +108,7 @@ export class NatsTransport
 
   async beforeApplicationShutdown(): Promise<void> {
     const left = (): number => Math.max(0, this.deadline - Date.now());
-    await finishesWithin(this.link?.stop() ?? Promise.resolve(), left());
+    this.link?.stop();
     await this.responder.settled(left());
     // Still owed at the deadline (a store call that hangs, say): UNAVAILABLE, once each.
     this.cut = this.responder.owedCount;
