@@ -78,6 +78,26 @@ describe("the admin's logs", () => {
     expect(logLines(admin.output()).filter((l) => l.context === 'ExceptionsHandler')).toEqual([]);
   });
 
+  it('logs operations refused before any resolver runs (limits, validation), once each', async () => {
+    const aliases = Array.from({ length: 200 }, (_, i) => `a${i}: quotas { name }`).join(' ');
+    const tooComplex = await gql(admin.url, `{ ${aliases} }`, {}, { 'x-correlation-id': 'adm-2' });
+    expect(tooComplex.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    expect(await lineLogged(admin, 'adm-2', (l) => l['correlationId'] === 'adm-2')).toMatchObject({
+      level: 'warn',
+      kind: 'graphql.refused',
+      code: 'QUERY_TOO_COMPLEX',
+      client: '127.0.0.1',
+    });
+    const invalid = await gql(admin.url, '{ noSuchField }', {}, { 'x-correlation-id': 'adm-3' });
+    expect(invalid.errors?.[0]?.message).toMatch(/noSuchField/);
+    expect(await lineLogged(admin, 'adm-3', (l) => l['correlationId'] === 'adm-3')).toMatchObject({
+      level: 'warn',
+      kind: 'graphql.refused',
+      code: 'GRAPHQL_VALIDATION_FAILED',
+    });
+    expect(logLines(admin.output()).filter((l) => l['correlationId'] === 'adm-3')).toHaveLength(1);
+  });
+
   it('writes a bounded number of lines for 500 bad mutations', async () => {
     const written = await expectBoundedFlood(
       admin,

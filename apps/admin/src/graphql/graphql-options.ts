@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AdminSettings } from '../settings/admin-settings';
 import type { GraphQLContext } from './graphql-context';
 import { introspectionAuth } from './introspection-auth';
+import { formatAndLogErrors } from './operation-error-log';
 import type { ListSizesService } from './list-sizes.service';
 import { MAX_QUERY_TOKENS, queryRules, queryShape, queryTokens } from './query-limits';
 import { refusal, requestAuth } from './request-auth';
@@ -33,6 +34,7 @@ export function graphqlOptions(
     // run per request and Mercurius's query cache, which would skip them, stays off.
     cache: false,
     validationRules: queryRules(settings.production, () => sizes.current()),
+    errorFormatter: formatAndLogErrors,
     hooks: {
       preParsing: [queryTokens],
       preValidation: [introspectionAuth(settings), subscriptionsOverWebSocket, queryShape],

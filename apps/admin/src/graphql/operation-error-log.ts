@@ -1,5 +1,7 @@
+import { HEADERS, usableCorrelationId } from '@app/contracts';
 import { ThrottledLog } from '@app/logging';
-import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLResolveInfo } from 'graphql';
+import { defaultErrorFormatter, type MercuriusContext } from 'mercurius';
 import type { GraphQLContext } from './graphql-context';
 
 // Clients cause these at will: a flood of them writes a bounded number of lines.
@@ -47,4 +49,31 @@ function firstIssueField(error: GraphQLError): string | undefined {
   const field =
     typeof first === 'object' && first !== null ? (first as { field?: unknown }).field : undefined;
   return typeof field === 'string' ? field : undefined;
+}
+
+/**
+ * Mercurius's error formatter, unchanged in what it answers, also logs the operations refused
+ * before any resolver ran (the parser's and the hooks' refusals: QUERY_TOO_COMPLEX, BAD_REQUEST,
+ * introspection without the read token, validation failures), as refusals. An error with a `path`
+ * came from a resolver, which the exception filter logged already.
+ */
+export function formatAndLogErrors(
+  execution: ExecutionResult & Required<Pick<ExecutionResult, 'errors'>>,
+  context: MercuriusContext,
+): ReturnType<typeof defaultErrorFormatter> {
+  const early = execution.errors.find((e) => e.path === undefined);
+  if (early !== undefined) {
+    const request = context.reply?.request;
+    const code = early.extensions?.['code'];
+    const correlationId = usableCorrelationId(
+      request?.headers[HEADERS.correlationId.toLowerCase()],
+    );
+    refusals.write(() => ({
+      msg: `${typeof code === 'string' ? `${code}: ` : ''}${early.message}`,
+      code: typeof code === 'string' ? code : 'GRAPHQL_VALIDATION_FAILED',
+      client: request?.ip,
+      correlationId,
+    }));
+  }
+  return defaultErrorFormatter(execution, context);
 }
