@@ -52,6 +52,16 @@ describe('the JSON format', () => {
     expect(bare).not.toHaveProperty('args');
   });
 
+  it('takes a trailing stack for a stack, not for a context (no context per distinct stack)', () => {
+    const out = memoryDestination();
+    const logger = useLogger('admin', { logLevel: 'info', logFormat: 'json' }, out);
+    const stacks = Array.from({ length: 3 }, (_, i) => new Error(`boom ${i}`).stack!);
+    for (const stack of stacks) logger.error('it failed', stack);
+    const lines = jsonLines(out);
+    expect(lines.map((l) => l['stack'])).toEqual(stacks);
+    for (const line of lines) expect(line).not.toHaveProperty('context');
+  });
+
   it('writes only the levels LOG_LEVEL lets through', () => {
     const out = memoryDestination();
     useLogger('limiter', { logLevel: 'warn', logFormat: 'json' }, out);

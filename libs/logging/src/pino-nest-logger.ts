@@ -6,6 +6,8 @@ export type LogFields = { readonly msg: string } & Readonly<Record<string, unkno
 
 /** Nest's error(message, stack, context): a stack is text with "at file:line:col" frames. */
 const STACK = /\n\s+at .+/;
+/** Pino children kept, one per context. */
+const MAX_CONTEXTS = 256;
 
 /**
  * Nest's LoggerService over one pino logger, so every `new Logger(context)` of the apps and of
@@ -43,7 +45,11 @@ export class PinoNestLogger implements LoggerService {
   }
 
   private write(level: Level, message: unknown, params: unknown[]): void {
-    const context = typeof params.at(-1) === 'string' ? (params.pop() as string) : undefined;
+    const last = params.at(-1);
+    // A trailing string is Nest's context, unless it is a stack: error(message, stack) without a
+    // context would otherwise make every distinct stack a context of its own (a child each).
+    const context =
+      typeof last === 'string' && !STACK.test(last) ? (params.pop() as string) : undefined;
     const logger = this.forContext(context);
     if (!logger.isLevelEnabled(level)) return;
     if (params.length > 0 && params.at(-1) === undefined) params.pop(); // error() without a stack
@@ -68,7 +74,9 @@ export class PinoNestLogger implements LoggerService {
     let child = this.children.get(context);
     if (child === undefined) {
       child = this.pino.child({ context });
-      this.children.set(context, child);
+      // Contexts are the code's own names (a few dozen); past that, something passes data as
+      // one, and the children are not kept.
+      if (this.children.size < MAX_CONTEXTS) this.children.set(context, child);
     }
     return child;
   }
