@@ -44,7 +44,25 @@ export function boundPort(output: string): number | undefined {
   return typeof port === 'number' ? port : undefined;
 }
 
-/** Polls an app's lines until one satisfies `match` (its pipe may reach this process late). */
+/** The JSON lines of `output`, skipping any other (a runtime warning on stderr, say). */
+function jsonLinesOnly(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .slice(0, -1)
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as LogLine];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/**
+ * Polls an app's lines until one satisfies `match` (its pipe may reach this process late). Lines
+ * that are not JSON are skipped here (a test that checks the format says so itself): a throw would
+ * only turn into a 30 s wait that names the wrong cause.
+ */
 export async function lineLogged(
   app: { output(): string },
   what: string,
@@ -53,7 +71,7 @@ export async function lineLogged(
   let found: LogLine | undefined;
   await waitUntil(
     `logged: ${what}`,
-    () => (found = logLines(app.output()).find(match)) !== undefined,
+    () => (found = jsonLinesOnly(app.output()).find(match)) !== undefined,
     30_000,
   );
   return found!;
