@@ -6,6 +6,7 @@ export { createPinoLogger, resolveFormat } from './create-logger';
 export type { LogDestination, LogOptions } from './create-logger';
 export { logListening } from './listening';
 export { LogBudget } from './log-budget';
+export { OncePerOutage } from './once-per-outage';
 export { PinoNestLogger } from './pino-nest-logger';
 export type { LogFields } from './pino-nest-logger';
 export { flushThrottledLogs, THROTTLED_LINES_PER_SECOND, ThrottledLog } from './throttled-log';

@@ -6,6 +6,7 @@ import {
   type NatsConnection,
   type Status,
 } from 'nats';
+import { OncePerOutage } from '@app/logging';
 import { failureReason } from './failure-reason';
 
 /** A first connection (or one after a close) is retried from this delay... */
@@ -55,7 +56,7 @@ export class NatsLink {
   private current: NatsLinkState = 'connecting';
   private reason: string | undefined;
   /** Reasons logged since the link was last up: each is logged once per outage. */
-  private readonly logged = new Set<string>();
+  private readonly logged = new OncePerOutage();
   private stopped = false;
   private dialing: Promise<void> | undefined;
   private wakeRetry: (() => void) | undefined;
@@ -176,7 +177,7 @@ export class NatsLink {
   private connected(nc: NatsConnection): void {
     this.nc = nc;
     this.reason = undefined;
-    this.logged.clear();
+    this.logged.up();
     this.enter('connected');
     this.logger.log(`NATS connected to ${nc.getServer()}`);
     void this.follow(nc);
@@ -192,7 +193,7 @@ export class NatsLink {
         this.enter('disconnected');
       } else if (status.type === Events.Reconnect) {
         this.reason = undefined;
-        this.logged.clear();
+        this.logged.up();
         this.enter('connected');
         this.logger.log(`NATS reconnected to ${nc.getServer()}`);
         this.tell(nc, 'reconnect');
@@ -219,7 +220,7 @@ export class NatsLink {
     const code = typeof status.data === 'string' ? status.data : 'error';
     const context = status.permissionContext;
     const text = `${code}${context ? ` (${context.operation} ${context.subject})` : ''}`;
-    if (this.firstTime(text)) this.logger.warn(`NATS server refused: ${text}`);
+    if (this.logged.firstTime(text)) this.logger.warn(`NATS server refused: ${text}`);
     if (this.current !== 'connected') {
       this.reason = text;
       this.enter(this.current);
@@ -227,7 +228,7 @@ export class NatsLink {
   }
 
   private failed(reason: string): void {
-    if (this.firstTime(reason)) {
+    if (this.logged.firstTime(reason)) {
       this.logger.warn(
         `NATS: no connection to ${this.servers}: ${reason} (trying again; this reason is not logged again until connected)`,
       );
@@ -235,13 +236,6 @@ export class NatsLink {
     if (reason === this.reason) return;
     this.reason = reason;
     this.enter(this.current);
-  }
-
-  /** True the first time `reason` is seen in this outage (at most 16 reasons are remembered). */
-  private firstTime(reason: string): boolean {
-    if (this.logged.has(reason) || this.logged.size >= 16) return false;
-    this.logged.add(reason);
-    return true;
   }
 
   private enter(state: NatsLinkState): void {

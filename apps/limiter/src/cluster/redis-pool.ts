@@ -1,4 +1,5 @@
 import { fnv1a } from '@app/engine';
+import { OncePerOutage } from '@app/logging';
 import { Logger } from '@nestjs/common';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RedisQuotaStore, type ScriptClient } from './redis-quota-store';
@@ -131,14 +132,13 @@ export class RedisPool {
   private logConnectionErrors(client: ScriptClient, url: string): void {
     const { host, password } = new URL(url);
     const name = this.clustered ? `cluster (seed ${host})` : host;
-    let last: string | undefined;
-    client.on('ready', () => (last = undefined));
+    const logged = new OncePerOutage();
+    client.on('ready', () => logged.up());
     client.on('error', (error: Error) => {
       // ioredis's messages carry no password; blanked all the same should one ever do.
       const secret = decodeURIComponent(password);
       const message = secret.length >= 4 ? error.message.replaceAll(secret, '***') : error.message;
-      if (message !== last) this.log.error(`Redis ${name}: ${message}`);
-      last = message;
+      if (logged.firstTime(message)) this.log.error(`Redis ${name}: ${message}`);
     });
   }
 
