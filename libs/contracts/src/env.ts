@@ -110,3 +110,8 @@ function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed ? trimmed : undefined;
 }
+
+/** A variable's value, trimmed; undefined when unset or empty (an empty value is unset). */
+export function envValue(env: Env, name: EnvName): string | undefined {
+  return nonEmpty(env[name]);
+}

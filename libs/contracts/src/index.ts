@@ -64,6 +64,7 @@ export { CONFIG_FIELDS, GOCC_FILE_FIELDS, GOCC_KEY_FIELDS } from './config/confi
 export { DEFAULT_LEASE_TTL_MS } from './config/read-quota';
 export { isIanaTimeZone } from './config/timezone';
 export {
+  envValue,
   listenConfig,
   LOG_FORMATS,
   parseFlag,

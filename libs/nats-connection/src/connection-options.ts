@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { readCertificateFile, readPrivateKeyFile, type Env, type EnvName } from '@app/contracts';
+import {
+  envValue,
+  readCertificateFile,
+  readPrivateKeyFile,
+  type Env,
+  type EnvName,
+} from '@app/contracts';
 import { credsAuthenticator, type ConnectionOptions, type TlsOptions } from 'nats';
 import { checkCredsFile } from './creds-file';
 import { DEFAULT_NATS_URL, parseNatsUrl, type UrlCredentials } from './server-urls';
@@ -27,24 +33,19 @@ export function natsConnectionOptions(env: Env, name: string): ConnectionOptions
   };
 }
 
-function value(env: Env, name: EnvName): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === '' ? undefined : raw;
-}
-
 /** Variables that only mean something together. */
 function bothOrNeither(env: Env, first: EnvName, second: EnvName): void {
-  const [a, b] = [value(env, first), value(env, second)];
+  const [a, b] = [envValue(env, first), envValue(env, second)];
   if ((a === undefined) === (b === undefined)) return;
   const [set, missing] = a !== undefined ? [first, second] : [second, first];
   throw new Error(`${set} is set without ${missing}: give both or neither`);
 }
 
 function readAuth(env: Env, fromUrl: UrlCredentials | undefined): AuthOptions {
-  const creds = value(env, 'NATS_CREDS');
-  const token = value(env, 'NATS_TOKEN');
-  const user = value(env, 'NATS_USER');
-  const pass = value(env, 'NATS_PASSWORD');
+  const creds = envValue(env, 'NATS_CREDS');
+  const token = envValue(env, 'NATS_TOKEN');
+  const user = envValue(env, 'NATS_USER');
+  const pass = envValue(env, 'NATS_PASSWORD');
   bothOrNeither(env, 'NATS_USER', 'NATS_PASSWORD');
   const given = [
     creds !== undefined && 'NATS_CREDS',
@@ -66,9 +67,9 @@ function readAuth(env: Env, fromUrl: UrlCredentials | undefined): AuthOptions {
 }
 
 function readTls(env: Env, tlsUrl: boolean): TlsOptions | undefined {
-  const caFile = value(env, 'NATS_TLS_CA');
-  const certFile = value(env, 'NATS_TLS_CERT');
-  const keyFile = value(env, 'NATS_TLS_KEY');
+  const caFile = envValue(env, 'NATS_TLS_CA');
+  const certFile = envValue(env, 'NATS_TLS_CERT');
+  const keyFile = envValue(env, 'NATS_TLS_KEY');
   bothOrNeither(env, 'NATS_TLS_CERT', 'NATS_TLS_KEY');
   if (caFile !== undefined) readCertificateFile('NATS_TLS_CA', caFile);
   if (certFile !== undefined && keyFile !== undefined) checkClientCertificate(certFile, keyFile);

@@ -1,4 +1,5 @@
 import {
+  envValue,
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
@@ -6,7 +7,6 @@ import {
   parsePositiveInt,
   readGoccSettings,
   type Env,
-  type EnvName,
   type GoccSettings,
   type ListenConfig,
 } from '@app/contracts';
@@ -49,17 +49,12 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 10_000;
 const MAX_OPERATION_TIMEOUT_MS = 600_000;
 
 /** Tokens are compared as given; whitespace around them is a copy-paste accident, not a secret. */
-function token(env: Env, name: EnvName): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === '' ? undefined : raw;
-}
-
 export function readAdminSettings(env: Env = process.env): AdminSettings {
   const subjectPrefix = env['NATS_SUBJECT_PREFIX']?.trim() || DEFAULT_NATS_SUBJECT_PREFIX;
   if (!isValidSubjectPrefix(subjectPrefix)) {
     throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
   }
-  const adminToken = token(env, 'ADMIN_TOKEN');
+  const adminToken = envValue(env, 'ADMIN_TOKEN');
   const binding = adminBinding({
     host: env['HOST']?.trim() || undefined,
     adminTokenSet: adminToken !== undefined,
@@ -72,7 +67,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
     adminToken,
-    readToken: token(env, 'ADMIN_READ_TOKEN'),
+    readToken: envValue(env, 'ADMIN_READ_TOKEN'),
     production: env['NODE_ENV']?.trim() === 'production',
     operationTimeoutMs: parsePositiveInt(
       'ADMIN_OPERATION_TIMEOUT_MS',

@@ -3,6 +3,7 @@ import {
   isValidSubjectPrefix,
   listenConfig,
   parseFlag,
+  parsePositiveInt,
   readCertificateFile,
   redactUrl,
   readGoccSettings,
@@ -66,11 +67,7 @@ function flag(env: Env, name: EnvName): boolean {
 }
 
 function positiveInt(env: Env, name: EnvName, fallback: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) throw new Error(`${name} must be an integer 1..${max}, got "${raw}"`);
-  return n;
+  return parsePositiveInt(name, env[name], fallback, max);
 }
 
 export function readLimiterSettings(env: Env = process.env): LimiterSettings {
