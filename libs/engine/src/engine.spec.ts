@@ -681,6 +681,26 @@ describe('Engine', () => {
       engine.advance(T0 + 5000 + 10_000);
       expect(engine.footprint().remembered).toBe(0);
     });
+
+    it('remembers a bounded number of requestIds at any rate of new ones', () => {
+      const engine = new Engine([{ ...q, limits: [limit('r', 1_000_000, MINUTE)] }], {
+        shards: 1,
+        idempotencyCapacity: 100,
+        receiptCapacity: 256,
+      });
+      // A client that sends a new id with every request, all inside one idempotency window.
+      for (let i = 0; i < 10_000; i++)
+        decision(engine.acquire({ key: 'k', requestId: `r${i}` }, T0 + i / 10));
+      expect(engine.footprint().remembered).toBeLessThanOrEqual(100 + 256);
+      // The newest ids still work: a repeat gets its first answer, and release finds the receipt.
+      const first = decision(engine.acquire({ key: 'k', requestId: 'r9999' }, T0 + 1000));
+      expect(first).toMatchObject({ allowed: true, requestId: 'r9999' });
+      expect(used(engine, 'k', 'q', T0 + 1000)).toEqual({ r: 10_000 });
+      expect(engine.release({ key: 'k', requestId: 'r9999' }, T0 + 1000)).toEqual({
+        ok: true,
+        value: true,
+      });
+    });
   });
 
   describe('decide', () => {

@@ -37,6 +37,12 @@ export interface EngineOptions {
   readonly receiptTtlMs?: number;
   /** Receipts kept per shard at most (newest win); default 65 536. */
   readonly receiptCapacity?: number;
+  /**
+   * Client requestIds whose first answer each shard remembers at most (newest win); default
+   * 16 384. Bounds the memory of idempotency at any rate of new ids: past it, an id is
+   * remembered for less than `idempotencyTtlMs`.
+   */
+  readonly idempotencyCapacity?: number;
   /** Prefix of generated request ids; default random, so ids differ across replicas. */
   readonly idPrefix?: string;
   /** How often each shard drops keys that went idle; default 1 s (memory returns within it). */
@@ -120,6 +126,7 @@ export class Engine {
       idempotencyTtlMs: options.idempotencyTtlMs ?? 60_000,
       receiptTtlMs: options.receiptTtlMs ?? 600_000,
       receiptCapacity: 2 ** Math.ceil(Math.log2(Math.max(64, options.receiptCapacity ?? 65_536))),
+      idempotencyCapacity: Math.max(1, options.idempotencyCapacity ?? 16_384),
       idleSweepMs: options.idleSweepMs ?? 1_000,
     };
     this.shards = Array.from(

@@ -39,6 +39,11 @@ export class Receipts {
     return this.next - this.oldest;
   }
 
+  /** The sequence number of the oldest receipt still held; older ones are gone. */
+  get oldestSeq(): number {
+    return this.oldest;
+  }
+
   add(table: number, keyHash: number, cost: Cost | undefined, chargedAt: number): number {
     if (this.next - this.oldest >= this.capacity) {
       if (this.capacity < this.maxCapacity) this.grow();

@@ -36,6 +36,8 @@ export interface ShardOptions {
   readonly idempotencyTtlMs: number;
   readonly receiptTtlMs: number;
   readonly receiptCapacity: number;
+  /** Client requestIds whose first answer a shard remembers at most. */
+  readonly idempotencyCapacity: number;
   /** How often idle keys are looked for and dropped. */
   readonly idleSweepMs: number;
 }
@@ -88,7 +90,11 @@ export class Shard implements WaitHost {
     private readonly sweepPhase = 1,
   ) {
     this.receipts = new Receipts(options.receiptCapacity, options.receiptTtlMs);
-    this.memos = new Idempotency(options.idempotencyTtlMs, options.receiptTtlMs);
+    this.memos = new Idempotency(
+      options.idempotencyTtlMs,
+      options.idempotencyCapacity,
+      options.receiptCapacity,
+    );
     this.admittedPrefix = `${idPrefix}${id.toString(36)}a`;
     this.otherPrefix = `${idPrefix}${id.toString(36)}n`;
   }
@@ -257,7 +263,7 @@ export class Shard implements WaitHost {
     const seq = this.receipts.add(t.index, a.hash, input.cost, now);
     let id = a.requestId;
     if (id === undefined) id = this.admittedPrefix + seq;
-    else this.memos.issue(memoKey(t.index, input.key, id), seq, now);
+    else this.memos.issue(memoKey(t.index, input.key, id), seq);
     const r = new Reply(true, 'OK', id, input.key, q.name);
     describe(r, q, s, base, now, -1);
     r.waitedMs = waitedMs;
@@ -546,8 +552,8 @@ export class Shard implements WaitHost {
   }
 
   private sweep(now: number): void {
-    this.memos.sweep(now);
     this.receipts.sweep(now);
+    this.memos.sweep(now, this.receipts.oldestSeq);
     for (const t of this.tables) {
       if (t === undefined) continue;
       const moved = t.keys.compact();
