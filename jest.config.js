@@ -15,6 +15,7 @@ const moduleNameMapper = {
   '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
   '^@app/logging(|/.*)$': '<rootDir>/libs/logging/src$1',
   '^@app/nats-connection(|/.*)$': '<rootDir>/libs/nats-connection/src$1',
+  '^@app/client(|/.*)$': '<rootDir>/libs/client/src$1',
 };
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 

@@ -1,0 +1,2 @@
+/** The client of the ratelimit service (framework-free core). */
+export {};

@@ -1,0 +1,2 @@
+/** The NestJS integration of the ratelimit client. */
+export {};
