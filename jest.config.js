@@ -16,6 +16,8 @@ const moduleNameMapper = {
   '^@app/logging(|/.*)$': '<rootDir>/libs/logging/src$1',
   '^@app/nats-connection(|/.*)$': '<rootDir>/libs/nats-connection/src$1',
   '^@app/client(|/.*)$': '<rootDir>/libs/client/src$1',
+  // Examples import the client as users do, by its package name.
+  '^@ratelimit/client(|/.*)$': '<rootDir>/libs/client/src$1',
 };
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 
