@@ -78,8 +78,14 @@ async function measure(batch: () => number | Promise<number>): Promise<number> {
 }
 
 /** Decisions per second of `engine.acquire` over `keys`, on the wall clock like the peer. */
-async function engineRate(spec: QuotaSpec, keys: string[], cost: unknown): Promise<number> {
+async function engineRate(
+  spec: QuotaSpec,
+  keys: string[],
+  cost: unknown,
+  requestIds = false,
+): Promise<number> {
   const engine = new Engine([spec], { shards: 25 });
+  let id = 0;
   const c = cost as number | undefined;
   let now = Date.now();
   let admitted = 0;
@@ -88,7 +94,11 @@ async function engineRate(spec: QuotaSpec, keys: string[], cost: unknown): Promi
   // A server builds one input object per request; so does this loop.
   const batch = (): number => {
     for (let j = 0; j < 16_384; j++) {
-      const d = engine.acquire({ key: keys[i++ % keys.length]!, cost: c }, now) as Decision;
+      const key = keys[i++ % keys.length]!;
+      const d = engine.acquire(
+        requestIds ? { key, cost: c, requestId: `req-${id++}` } : { key, cost: c },
+        now,
+      ) as Decision;
       if (d.allowed) admitted++;
     }
     now = Date.now();
@@ -181,6 +191,7 @@ async function figure(kind: string, set: string): Promise<void> {
   if (kind === 'waiter') value = bytesPerWaiter(QUICK ? 10_000 : 100_000);
   else if (kind === 'flexible') value = await flexibleRate(keys, HUGE);
   else if (kind === 'flexible:gocc') value = await flexibleRate(keys, GOCC_LIMIT);
+  else if (kind === 'ids') value = await engineRate(quota('fixed_window'), keys, undefined, true);
   else if (kind.startsWith('bytes:'))
     value = bytesPerKey(quota(kind.slice(6)), QUICK ? 20_000 : 200_000);
   else
@@ -232,6 +243,21 @@ function main(): void {
     const rate = inChild('gocc', set);
     console.log(
       `| ${SET_NAMES[set]} | ${fmt(rate)} | ${fmt(flexible)} | ${(rate / flexible).toFixed(2)}x |`,
+    );
+  }
+  console.log('');
+  console.log(
+    'A client that sends a new requestId with every request (fixed_window): each id is remembered',
+  );
+  console.log('(bounded: idempotencyCapacity answers and receiptCapacity receipt ids per shard).');
+  console.log('');
+  console.log('| key set | without requestIds/s | a new requestId each/s | ratio |');
+  console.log('|---|---:|---:|---:|');
+  for (const set of ['a', 'b']) {
+    const plain = inChild('fixed_window', set);
+    const ids = inChild('ids', set);
+    console.log(
+      `| ${SET_NAMES[set]} | ${fmt(plain)} | ${fmt(ids)} | ${(ids / plain).toFixed(2)}x |`,
     );
   }
   console.log('');
