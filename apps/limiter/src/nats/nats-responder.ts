@@ -1,8 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { Msg, MsgHdrs, NatsError } from 'nats';
+import type { Msg, NatsError } from 'nats';
 import { INTERNAL_ERROR_REPLY } from './nats-codec';
 import { logFailure, logReplyFailure } from './nats-log';
 import type { NatsReply } from './nats-requests.service';
+
+/** The reply a message still owed at the shutdown deadline gets. */
+export type Cut = Uint8Array | (() => Uint8Array);
 
 /**
  * Turns an operation into a subscription callback that answers every message exactly once, and
@@ -13,20 +16,18 @@ import type { NatsReply } from './nats-requests.service';
 export class NatsResponder {
   private readonly logger = new Logger('NatsResponder');
   /** Replies still owed, with what each is answered if shutdown cannot wait for it. */
-  private readonly owed = new Map<
-    Msg,
-    { readonly done: Promise<void>; readonly cut: Uint8Array }
-  >();
+  private readonly owed = new Map<Msg, { readonly done: Promise<void>; readonly cut: Cut }>();
 
   /** `failureReply` answers a message whose handler failed (the control plane has its own shape). */
   constructor(private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY) {}
 
   /**
    * `shuttingDown` is the reply, in the operation's shape, that `answerOwed` gives a message still
-   * unanswered at the shutdown deadline.
+   * unanswered at the shutdown deadline. The operation gets the message itself so that it reads
+   * headers only if it needs them (a refusal's log line): decoding them costs every request.
    */
   callback(
-    operation: (data: Uint8Array, headers: MsgHdrs | undefined) => NatsReply,
+    operation: (data: Uint8Array, msg: Msg) => NatsReply,
     shuttingDown: Uint8Array = this.failureReply,
   ): (error: NatsError | null, msg: Msg) => void {
     return (error: NatsError | null, msg: Msg) => {
@@ -36,14 +37,22 @@ export class NatsResponder {
       }
       let reply: NatsReply;
       try {
-        reply = operation(msg.data, msg.headers);
+        reply = operation(msg.data, msg);
       } catch (thrown) {
         logFailure(msg, thrown);
         reply = this.failureReply;
       }
-      if (reply instanceof Promise) this.answerLater(msg, reply, shuttingDown);
-      else this.answer(msg, reply);
+      this.deliver(msg, reply, shuttingDown);
     };
+  }
+
+  /**
+   * Answers `msg` with `reply` now, or when it settles (owed until then; `cut` at the deadline,
+   * made only then when it is a function).
+   */
+  deliver(msg: Msg, reply: NatsReply, cut: Cut): void {
+    if (reply instanceof Promise) this.answerLater(msg, reply, cut);
+    else this.answer(msg, reply);
   }
 
   /** Replies still owed right now (acquires that wait). */
@@ -66,11 +75,11 @@ export class NatsResponder {
   answerOwed(): void {
     for (const [msg, { cut }] of this.owed) {
       this.owed.delete(msg);
-      this.answer(msg, cut);
+      this.answer(msg, typeof cut === 'function' ? cut() : cut);
     }
   }
 
-  private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Uint8Array): void {
+  private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Cut): void {
     const done = reply
       .catch((thrown: unknown) => {
         logFailure(msg, thrown);
