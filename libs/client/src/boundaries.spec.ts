@@ -1,6 +1,6 @@
 /**
  * The core ships without a framework and without the service: nothing under libs/client/src
- * (except nest/, the NestJS entry) may import from apps/ or @nestjs.
+ * (except nest/, the NestJS entry, and specs) may import from apps/ or @nestjs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -13,7 +13,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === 'nest' && dir === root ? [] : sources(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }
 
