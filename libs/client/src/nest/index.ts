@@ -18,3 +18,4 @@ export {
   type RateLimitModuleOptions,
   type RateLimitRouteOptions,
 } from './rate-limit.options';
+export { RateLimitConnection } from './rate-limit.connection';
