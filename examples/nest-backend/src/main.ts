@@ -11,8 +11,8 @@ async function main(): Promise<void> {
     AppModule.with(settings),
     new FastifyAdapter(),
   );
-  // SIGTERM: stop taking requests, then drain the limiter connection.
-  app.enableShutdownHooks();
+  // SIGTERM or SIGINT: stop taking requests, drain the limiter connection, exit 0.
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   await app.listen(settings.port, settings.host);
   console.log(`example-nest-backend listening on ${await app.getUrl()}`);
 }
