@@ -10,7 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sleep, waitReady } from './support/limiter-http';
-import { freePort, startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import {
+  freePort,
+  startLimiter,
+  uniquePrefix,
+  type LimiterProcess,
+} from './support/limiter-process';
 import { NATS_URL } from './support/nest-limiter';
 import { awayFromWindowEnd, redisClock } from './support/window';
 

@@ -9,7 +9,12 @@ import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { RateLimit, RateLimitKeys, RateLimitModule, SkipRateLimit } from '@app/client/nest';
-import { NATS_URL, hourlyQuota, startNestTestLimiter, type NestTestLimiter } from './support/nest-limiter';
+import {
+  NATS_URL,
+  hourlyQuota,
+  startNestTestLimiter,
+  type NestTestLimiter,
+} from './support/nest-limiter';
 
 jest.setTimeout(60_000);
 
@@ -63,7 +68,10 @@ describe('@RateLimit in GraphQL (Mercurius)', () => {
     await limiter?.stop();
   });
 
-  async function query(apiKey: string, field: string): Promise<{ status: number; body: GraphQlAnswer; headers: Headers }> {
+  async function query(
+    apiKey: string,
+    field: string,
+  ): Promise<{ status: number; body: GraphQlAnswer; headers: Headers }> {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': apiKey },

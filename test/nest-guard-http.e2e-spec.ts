@@ -4,7 +4,14 @@
  * global guard, bad keys, failure policies, forRootAsync and the shutdown of the connection.
  */
 import { randomUUID } from 'node:crypto';
-import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Module,
+  type INestApplication,
+  type Type,
+} from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
@@ -19,7 +26,12 @@ import {
   SkipRateLimit,
   type RateLimitModuleOptions,
 } from '@app/client/nest';
-import { NATS_URL, hourlyQuota, startNestTestLimiter, type NestTestLimiter } from './support/nest-limiter';
+import {
+  NATS_URL,
+  hourlyQuota,
+  startNestTestLimiter,
+  type NestTestLimiter,
+} from './support/nest-limiter';
 import { uniquePrefix } from './support/limiter-process';
 
 jest.setTimeout(60_000);
@@ -63,7 +75,7 @@ async function startApp(
   platform: Platform,
   imports: unknown[],
   providers: unknown[] = [],
-  controllers = [LimitedController, WholeController],
+  controllers: Type[] = [LimitedController, WholeController],
 ): Promise<{ app: INestApplication; url: string }> {
   const moduleRef = await Test.createTestingModule({
     imports: imports as never[],
@@ -217,41 +229,48 @@ describe.each<Platform>(['fastify', 'express'])('RateLimitGuard as APP_GUARD (%s
   });
 });
 
-describe.each<Platform>(['fastify', 'express'])('failure policy when no limiter answers (%s)', (platform) => {
-  const apps: INestApplication[] = [];
-  afterAll(async () => {
-    for (const app of apps) await app.close();
-  });
+describe.each<Platform>(['fastify', 'express'])(
+  'failure policy when no limiter answers (%s)',
+  (platform) => {
+    const apps: INestApplication[] = [];
+    afterAll(async () => {
+      for (const app of apps) await app.close();
+    });
 
-  async function withPolicy(failurePolicy: RateLimitModuleOptions['failurePolicy']) {
-    // A prefix no limiter listens on: NATS answers "no responders" at once.
-    const started = await startApp(platform, [
-      RateLimitModule.forRoot({ servers: NATS_URL, subjectPrefix: uniquePrefix(), failurePolicy }),
-    ]);
-    apps.push(started.app);
-    return get(`${started.url}/limited`, randomUUID());
-  }
+    async function withPolicy(failurePolicy: RateLimitModuleOptions['failurePolicy']) {
+      // A prefix no limiter listens on: NATS answers "no responders" at once.
+      const started = await startApp(platform, [
+        RateLimitModule.forRoot({
+          servers: NATS_URL,
+          subjectPrefix: uniquePrefix(),
+          failurePolicy,
+        }),
+      ]);
+      apps.push(started.app);
+      return get(`${started.url}/limited`, randomUUID());
+    }
 
-  it('closed: 503 naming UNAVAILABLE, and no RateLimit headers', async () => {
-    const res = await withPolicy('closed');
-    expect(res.status).toBe(503);
-    expect(res.headers.get('ratelimit-limit')).toBeNull();
-    expect(res.headers.get('retry-after')).toBeNull();
-    expect(await res.json()).toMatchObject({ statusCode: 503, code: 'UNAVAILABLE' });
-  });
+    it('closed: 503 naming UNAVAILABLE, and no RateLimit headers', async () => {
+      const res = await withPolicy('closed');
+      expect(res.status).toBe(503);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+      expect(res.headers.get('retry-after')).toBeNull();
+      expect(await res.json()).toMatchObject({ statusCode: 503, code: 'UNAVAILABLE' });
+    });
 
-  it('open: the call passes, with no RateLimit headers', async () => {
-    const res = await withPolicy('open');
-    expect(res.status).toBe(200);
-    expect(res.headers.get('ratelimit-limit')).toBeNull();
-  });
+    it('open: the call passes, with no RateLimit headers', async () => {
+      const res = await withPolicy('open');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+    });
 
-  it('throw: the guard answers 503 as closed does', async () => {
-    const res = await withPolicy('throw');
-    expect(res.status).toBe(503);
-    expect(res.headers.get('ratelimit-limit')).toBeNull();
-  });
-});
+    it('throw: the guard answers 503 as closed does', async () => {
+      const res = await withPolicy('throw');
+      expect(res.status).toBe(503);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+    });
+  },
+);
 
 /** A ConfigService-like provider: settings a factory reads. */
 @Injectable()

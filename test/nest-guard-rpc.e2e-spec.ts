@@ -14,7 +14,12 @@ import {
 import { Test } from '@nestjs/testing';
 import { firstValueFrom } from 'rxjs';
 import { RateLimit, RateLimitModule } from '@app/client/nest';
-import { NATS_URL, hourlyQuota, startNestTestLimiter, type NestTestLimiter } from './support/nest-limiter';
+import {
+  NATS_URL,
+  hourlyQuota,
+  startNestTestLimiter,
+  type NestTestLimiter,
+} from './support/nest-limiter';
 
 jest.setTimeout(60_000);
 
@@ -55,7 +60,10 @@ describe('@RateLimit on a microservice handler (NATS transport)', () => {
       logger: false,
     });
     await service.listen();
-    caller = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [NATS_URL] } });
+    caller = ClientProxyFactory.create({
+      transport: Transport.NATS,
+      options: { servers: [NATS_URL] },
+    });
     await caller.connect();
   });
   afterAll(async () => {

@@ -10,7 +10,12 @@ import { Test } from '@nestjs/testing';
 import { SkipThrottle, ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { RateLimitClient } from '@app/client';
 import { RateLimitModule, RateLimitThrottlerStorage } from '@app/client/nest';
-import { NATS_URL, hourlyQuota, startNestTestLimiter, type NestTestLimiter } from './support/nest-limiter';
+import {
+  NATS_URL,
+  hourlyQuota,
+  startNestTestLimiter,
+  type NestTestLimiter,
+} from './support/nest-limiter';
 
 jest.setTimeout(60_000);
 

@@ -3,12 +3,7 @@
  * More in docs/nestjs.md; a whole backend in examples/nest-backend.
  */
 import { Controller, Get, Module, Param } from '@nestjs/common';
-import {
-  RateLimit,
-  RateLimitKeys,
-  RateLimitModule,
-  SkipRateLimit,
-} from '@ratelimit/client/nest';
+import { RateLimit, RateLimitKeys, RateLimitModule, SkipRateLimit } from '@ratelimit/client/nest';
 
 @Controller('items')
 @RateLimit({ quota: 'api', key: RateLimitKeys.header('x-api-key') })

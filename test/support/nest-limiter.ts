@@ -52,6 +52,8 @@ export async function startNestTestLimiter(quotas: Json[]): Promise<NestTestLimi
 export function hourlyQuota(name: string, limit: number): Json {
   return {
     name,
-    limits: [{ name: 'per-hour', unit: 'requests', limit, window: '1h', algorithm: 'fixed_window' }],
+    limits: [
+      { name: 'per-hour', unit: 'requests', limit, window: '1h', algorithm: 'fixed_window' },
+    ],
   };
 }

@@ -15,18 +15,21 @@ import {
 } from './rate-limit.options';
 
 /** Options the module reads itself; the rest goes to the RateLimitClient. */
+const MODULE_ONLY = [
+  'servers',
+  'connectionName',
+  'connection',
+  'quota',
+  'key',
+  'cost',
+  'global',
+] as const;
+
 function clientOptionsOf(options: RateLimitModuleOptions, connection: RateLimitConnection) {
-  const {
-    servers: _servers,
-    connectionName: _connectionName,
-    connection: _connection,
-    quota: _quota,
-    key: _key,
-    cost: _cost,
-    global: _global,
-    ...client
-  } = options;
-  return { ...client, connection: connection.connection };
+  const client: Record<string, unknown> = { ...options };
+  for (const name of MODULE_ONLY) delete client[name];
+  const rest = client as Omit<RateLimitModuleOptions, (typeof MODULE_ONLY)[number]>;
+  return { ...rest, connection: connection.connection };
 }
 
 const sharedProviders: Provider[] = [

@@ -20,7 +20,7 @@ export class RateLimitGraphQlError extends Error {
 }
 
 /** The status of a refusal over HTTP (docs/nestjs.md, Answers). */
-function statusOf(reply: GuardReply): number {
+function statusOf(reply: GuardReply): HttpStatus {
   switch (reply.code) {
     case 'UNAVAILABLE':
       return HttpStatus.SERVICE_UNAVAILABLE;
