@@ -162,6 +162,9 @@ describe.each<Platform>(['fastify', 'express'])('@RateLimit over HTTP (%s)', (pl
   it('answers 500 naming UNKNOWN_QUOTA for a route whose quota the limiter lacks', async () => {
     const res = await get(`${url}/limited/unknown`, randomUUID());
     expect(res.status).toBe(500);
+    // No limit decided it: no headers, as on the limiter's own HTTP API.
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    expect(res.headers.get('retry-after')).toBeNull();
     expect(await res.json()).toMatchObject({ statusCode: 500, code: 'UNKNOWN_QUOTA' });
   });
 
