@@ -5,7 +5,8 @@
  *   (a) 1 000 concurrent callers in this process, each looping acquire: the SDK with auto-batching,
  *       without it, and raw nats.js `request` with JSON encode/decode (the peer): decisions/s,
  *       median of ROUNDS rounds, variants alternating within each round; then p50/p99 latency of
- *       each variant sent open loop at half of its own peak;
+ *       each variant sent open loop at half of its own peak (the lower of the rounds' median and a
+ *       peak taken just before), beside how long tasks waited for a CPU meanwhile;
  *   (b) the SDK without batching against raw nats.js: its overhead, as a ratio;
  *   (c) auto-batching with requestIds against without: what remembering the ids costs.
  * The load generator, the limiter and nats-server share this machine's cores.
@@ -19,6 +20,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { closedLoop, openLoop, type Latency } from './client/load';
+import { halfLoadRate, watchNoise, type Noise } from './client/machine';
 import {
   RAW,
   SDK_BATCHED,
@@ -70,7 +72,10 @@ async function startLimiter(prefix: string, dataDir: string): Promise<Child> {
 
 type Caller = { variant: Variant; acquire: Acquire };
 
-/** Median peak of ROUNDS rounds (order rotated round by round), then latency at half of it. */
+/**
+ * Median peak of ROUNDS rounds (order rotated round by round), then latency at half load: half of
+ * the lower of that median and a peak taken just before (halfLoadRate), with the machine's noise.
+ */
 async function peaksAndLatency(callers: Caller[]): Promise<Map<Variant, Figures>> {
   const peaks = new Map<Variant, number[]>(callers.map((c) => [c.variant, []]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -82,8 +87,11 @@ async function peaksAndLatency(callers: Caller[]): Promise<Map<Variant, Figures>
   const figures = new Map<Variant, Figures>();
   for (const caller of callers) {
     const peak = median(peaks.get(caller.variant)!);
-    const latency = await openLoop(caller.acquire, peak / 2, LATENCY_SECONDS, CALLERS);
-    figures.set(caller.variant, { peak, latency });
+    const fresh = await closedLoop(caller.acquire, CALLERS, SECONDS);
+    const stop = watchNoise();
+    const rate = halfLoadRate(peak, fresh);
+    const latency = await openLoop(caller.acquire, rate, LATENCY_SECONDS, CALLERS);
+    figures.set(caller.variant, { peak, latency, noise: stop() });
   }
   return figures;
 }
@@ -91,6 +99,7 @@ async function peaksAndLatency(callers: Caller[]): Promise<Map<Variant, Figures>
 interface Figures {
   peak: number;
   latency?: Latency;
+  noise?: Noise;
 }
 
 async function main(): Promise<void> {
@@ -132,8 +141,9 @@ async function main(): Promise<void> {
   }
 }
 
+const percent = (n: number | undefined): string => (n === undefined ? 'n/a' : `${n.toFixed(0)}%`);
 const row = (name: string, f: Figures, peer: number): string =>
-  `| ${name} | ${fmt(f.peak)} | ${ratio(f.peak, peer)} | ${fmt(f.latency!.achieved)} | ${ms(f.latency!.p50)} | ${ms(f.latency!.p99)} |`;
+  `| ${name} | ${fmt(f.peak)} | ${ratio(f.peak, peer)} | ${fmt(f.latency!.achieved)} | ${ms(f.latency!.p50)} | ${ms(f.latency!.p99)} | ${percent(f.noise!.cpuWaitPercent)} | ${ms(f.noise!.loopDelayP99)} |`;
 
 function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): void {
   const raw = figures.get(RAW)!.peak;
@@ -143,13 +153,14 @@ function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): voi
   const idsOn = ids.get(SDK_BATCHED_IDS)!;
   const cpu = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}`;
   const header = [
-    '| caller | decisions/s | ratio | half-load rate/s | p50 ms | p99 ms |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| caller | decisions/s | ratio | half-load rate/s | p50 ms | p99 ms | CPU wait | loop delay p99 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   console.log(
     [
       `bench:client — ${CALLERS} concurrent callers in one process, one limiter, nats-server; ${cpu};`,
-      `median of ${ROUNDS} rounds of ${SECONDS}s; latency open loop at half each variant's own peak for ${LATENCY_SECONDS}s`,
+      `median of ${ROUNDS} rounds of ${SECONDS}s; latency open loop for ${LATENCY_SECONDS}s at half each variant's own peak (the lower of the rounds' median and a peak taken just before);`,
+      `CPU wait: share of that time some task on the machine waited for a CPU (/proc/pressure/cpu); loop delay: this process's event-loop delay then`,
       '',
       ...header,
       ...[SDK_BATCHED, SDK_SINGLE, RAW].map((v) => row(v.name, figures.get(v)!, raw)),
