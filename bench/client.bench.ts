@@ -5,10 +5,12 @@
  *   (a) 1 000 concurrent callers in this process, each looping acquire: the SDK with auto-batching,
  *       without it, and raw nats.js `request` with JSON encode/decode (the peer): decisions/s,
  *       median of ROUNDS rounds, variants alternating within each round; then p50/p99 latency of
- *       each variant sent open loop at half of its own peak;
+ *       each variant sent open loop at half of its own peak (the lower of the rounds' median and a
+ *       peak taken just before), beside how long tasks waited for a CPU meanwhile;
  *   (b) the SDK without batching against raw nats.js: its overhead, as a ratio;
  *   (c) auto-batching with requestIds against without: what remembering the ids costs.
- * The load generator, the limiter and nats-server share this machine's cores.
+ * Each measurement opens its own connection and client (see Caller). The load generator, the
+ * limiter and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run; BENCH_SKIP_BUILD=1 uses the existing build; BENCH_CPU_PROF=1
  * writes CPU profiles of the limiter into ./profiles (run this process with --cpu-prof for its own).
  */
@@ -17,8 +19,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from 'nats';
+import { connect } from 'nats';
 import { closedLoop, openLoop, type Latency } from './client/load';
+import { halfLoadRate, watchNoise, type Noise } from './client/machine';
 import {
   RAW,
   SDK_BATCHED,
@@ -68,22 +71,57 @@ async function startLimiter(prefix: string, dataDir: string): Promise<Child> {
   );
 }
 
-type Caller = { variant: Variant; acquire: Acquire };
+/**
+ * A variant that opens its own NATS connection and client for each measurement and closes them
+ * after. Connections left idle while other variants ran made nats.js's objects old, and once such a
+ * connection carried load again the whole process spent 2–3x as long in GC (mark-compacts every
+ * ~1.5 s, for every variant measured after); a service holds one connection that stays busy.
+ */
+interface Caller {
+  readonly variant: Variant;
+  measure<T>(use: (acquire: Acquire) => Promise<T>): Promise<T>;
+}
 
-/** Median peak of ROUNDS rounds (order rotated round by round), then latency at half of it. */
+function caller(variant: Variant, prefix: string): Caller {
+  return {
+    variant,
+    async measure(use) {
+      const nc = await connect({ servers: NATS_URL, name: `bench-${variant.name}` });
+      const made = variant.make(nc, prefix);
+      try {
+        return await use(made.acquire);
+      } finally {
+        await made.close();
+        await nc.close();
+      }
+    },
+  };
+}
+
+const peakOf = (c: Caller, seconds: number): Promise<number> =>
+  c.measure((acquire) => closedLoop(acquire, CALLERS, seconds));
+
+/**
+ * Median peak of ROUNDS rounds (order rotated round by round), then latency at half load: half of
+ * the lower of that median and a peak taken just before (halfLoadRate), with the machine's noise.
+ */
 async function peaksAndLatency(callers: Caller[]): Promise<Map<Variant, Figures>> {
   const peaks = new Map<Variant, number[]>(callers.map((c) => [c.variant, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < callers.length; i++) {
       const caller = callers[(i + round) % callers.length]!;
-      peaks.get(caller.variant)!.push(await closedLoop(caller.acquire, CALLERS, SECONDS));
+      peaks.get(caller.variant)!.push(await peakOf(caller, SECONDS));
     }
   }
   const figures = new Map<Variant, Figures>();
   for (const caller of callers) {
     const peak = median(peaks.get(caller.variant)!);
-    const latency = await openLoop(caller.acquire, peak / 2, LATENCY_SECONDS, CALLERS);
-    figures.set(caller.variant, { peak, latency });
+    const { latency, noise } = await caller.measure(async (acquire) => {
+      const rate = halfLoadRate(peak, await closedLoop(acquire, CALLERS, SECONDS));
+      const stop = watchNoise();
+      return { latency: await openLoop(acquire, rate, LATENCY_SECONDS, CALLERS), noise: stop() };
+    });
+    figures.set(caller.variant, { peak, latency, noise });
   }
   return figures;
 }
@@ -91,6 +129,7 @@ async function peaksAndLatency(callers: Caller[]): Promise<Map<Variant, Figures>
 interface Figures {
   peak: number;
   latency?: Latency;
+  noise?: Noise;
 }
 
 async function main(): Promise<void> {
@@ -103,37 +142,29 @@ async function main(): Promise<void> {
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'client-bench-'));
   const limiter = await startLimiter(prefix, dataDir);
-  const connections: NatsConnection[] = [];
   try {
-    // Each variant on its own connection, as one service process would hold one.
-    const callers = await Promise.all(
-      VARIANTS.map(async (variant) => {
-        const nc = await connect({ servers: NATS_URL, name: `bench-${variant.name}` });
-        connections.push(nc);
-        return { variant, ...variant.make(nc, prefix) };
-      }),
-    );
+    // Each variant on a connection of its own, opened for each measurement (see Caller).
+    const callers = VARIANTS.map((variant) => caller(variant, prefix));
     const main = callers.filter((c) => c.variant !== SDK_BATCHED_IDS);
-    for (const caller of main) await closedLoop(caller.acquire, CALLERS, WARMUP_SECONDS);
+    for (const c of main) await peakOf(c, WARMUP_SECONDS);
     const figures = await peaksAndLatency(main);
     // requestIds last, against auto-batching again: the ids it leaves in the limiter (up to
     // 16 384 per shard for 60 s) are not to weigh on the other figures.
     const idsPhase = callers.filter(
       (c) => c.variant === SDK_BATCHED_IDS || c.variant === SDK_BATCHED,
     );
-    await closedLoop(idsPhase[1]!.acquire, CALLERS, WARMUP_SECONDS);
+    await peakOf(idsPhase[1]!, WARMUP_SECONDS);
     const ids = await peaksAndLatency(idsPhase);
-    for (const caller of callers) await caller.close();
     report(figures, ids);
   } finally {
-    await Promise.all(connections.map((nc) => nc.close()));
     await limiter.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
+const percent = (n: number | undefined): string => (n === undefined ? 'n/a' : `${n.toFixed(0)}%`);
 const row = (name: string, f: Figures, peer: number): string =>
-  `| ${name} | ${fmt(f.peak)} | ${ratio(f.peak, peer)} | ${fmt(f.latency!.achieved)} | ${ms(f.latency!.p50)} | ${ms(f.latency!.p99)} |`;
+  `| ${name} | ${fmt(f.peak)} | ${ratio(f.peak, peer)} | ${fmt(f.latency!.achieved)} | ${ms(f.latency!.p50)} | ${ms(f.latency!.p99)} | ${percent(f.noise!.cpuWaitPercent)} | ${ms(f.noise!.loopDelayP99)} |`;
 
 function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): void {
   const raw = figures.get(RAW)!.peak;
@@ -143,13 +174,14 @@ function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): voi
   const idsOn = ids.get(SDK_BATCHED_IDS)!;
   const cpu = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}`;
   const header = [
-    '| caller | decisions/s | ratio | half-load rate/s | p50 ms | p99 ms |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| caller | decisions/s | ratio | half-load rate/s | p50 ms | p99 ms | CPU wait | loop delay p99 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   console.log(
     [
       `bench:client — ${CALLERS} concurrent callers in one process, one limiter, nats-server; ${cpu};`,
-      `median of ${ROUNDS} rounds of ${SECONDS}s; latency open loop at half each variant's own peak for ${LATENCY_SECONDS}s`,
+      `median of ${ROUNDS} rounds of ${SECONDS}s; latency open loop for ${LATENCY_SECONDS}s at half each variant's own peak (the lower of the rounds' median and a peak taken just before);`,
+      `CPU wait: share of that time some task on the machine waited for a CPU (/proc/pressure/cpu); loop delay: this process's event-loop delay then`,
       '',
       ...header,
       ...[SDK_BATCHED, SDK_SINGLE, RAW].map((v) => row(v.name, figures.get(v)!, raw)),
