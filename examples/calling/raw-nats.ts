@@ -24,19 +24,20 @@ export class LimiterUnavailable extends Error {
   }
 }
 
+/** The errors of nats.js that mean no limiter answered. */
+const unanswered: Partial<Record<string, LimiterUnavailable['why']>> = {
+  [ErrorCode.NoResponders]: 'no-responders',
+  [ErrorCode.Timeout]: 'timeout',
+};
+
 /** One request, one reply. The limiters share a queue group, so exactly one of them answers. */
 async function ask<T>(nc: NatsConnection, subject: string, body: unknown, timeoutMs = 2000) {
   try {
     const msg = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs });
     return msg.json<T>();
   } catch (err) {
-    if (err instanceof NatsError && err.code === ErrorCode.NoResponders) {
-      throw new LimiterUnavailable('no-responders');
-    }
-    if (err instanceof NatsError && err.code === ErrorCode.Timeout) {
-      throw new LimiterUnavailable('timeout');
-    }
-    throw err;
+    const why = err instanceof NatsError ? unanswered[err.code] : undefined;
+    throw why !== undefined ? new LimiterUnavailable(why) : err;
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Reading the code blocks of a Markdown page that are copies of files: a block is marked with an
- * HTML comment naming the file on the line before its fence, e.g.
- * `<!-- examples/calling/raw-nats.ts -->` then a fenced ts block holding the file exactly.
+ * HTML comment naming the file on the line before its fence (or the one before that, over a blank line), e.g.
+ * `<!-- examples/calling/raw-nats.ts -->` then a fenced ts block holding the file exactly. A block
+ * marked `<!-- excerpt of <file> <file>... -->` holds lines of those files, and comments of its own.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ export const repoRoot = join(__dirname, '..', '..');
 export interface DocBlock {
   /** The file the block copies (relative to the repository root), or undefined when unmarked. */
   readonly file: string | undefined;
+  /** Every file its marker names (an excerpt may name several). */
+  readonly files: readonly string[];
   /** What the block copies it as: `copy` (the whole file) or `excerpt` (lines of it, in order). */
   readonly kind: 'copy' | 'excerpt' | undefined;
   readonly lang: string;
@@ -20,7 +23,7 @@ export interface DocBlock {
   readonly line: number;
 }
 
-const marker = /^<!-- (excerpt of )?(\S+) -->$/;
+const marker = /^<!-- (excerpt of )?(\S+(?: \S+)*) -->$/;
 const fence = /^```(\S*)$/;
 
 /** Every fenced block of the page, with the file its marker names. */
@@ -32,9 +35,12 @@ export function docBlocks(page: string): DocBlock[] {
     if (open === null) continue;
     const end = lines.indexOf('```', i + 1);
     if (end < 0) throw new Error(`${page}:${i + 1}: a code block is not closed`);
-    const marked = marker.exec(lines[i - 1] ?? '');
+    // Prettier keeps a blank line between the marker and the fence.
+    const before = lines[i - 1] === '' ? lines[i - 2] : lines[i - 1];
+    const marked = marker.exec(before ?? '');
     blocks.push({
       file: marked?.[2],
+      files: marked?.[2]?.split(' ') ?? [],
       kind: marked === null ? undefined : marked[1] !== undefined ? 'excerpt' : 'copy',
       lang: open[1] ?? '',
       text: lines.slice(i + 1, end).join('\n') + '\n',
@@ -49,16 +55,21 @@ export function readRepoFile(file: string): string {
   return readFileSync(join(repoRoot, file), 'utf8');
 }
 
-/** The lines of `excerpt` that are not found in `text` in the same order (none: a true excerpt). */
-export function linesNotInOrder(excerpt: string, text: string): string[] {
-  const source = text.split('\n').map((l) => l.trim());
-  const missing: string[] = [];
-  let at = 0;
-  for (const line of excerpt.split('\n').map((l) => l.trim())) {
-    if (line === '') continue;
-    const found = source.indexOf(line, at);
-    if (found < 0) missing.push(line);
-    else at = found + 1;
-  }
-  return missing;
+/**
+ * The lines of `excerpt` found in none of `files` (none: a true excerpt), compared without their
+ * indentation. Comment lines (`//`, `#`) are the excerpt's own words and are not looked for.
+ */
+export function linesNotIn(excerpt: string, files: readonly string[]): string[] {
+  const source = new Set(
+    files.flatMap((f) =>
+      readRepoFile(f)
+        .split('\n')
+        .map((l) => l.trim()),
+    ),
+  );
+  return excerpt
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('//') && !l.startsWith('#'))
+    .filter((l) => !source.has(l));
 }
