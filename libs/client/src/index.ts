@@ -1,2 +1,35 @@
-/** The client of the ratelimit service (framework-free core). */
-export {};
+/** The client of the ratelimit service (framework-free core): NATS and HTTP. */
+export { RateLimitClient } from './nats/rate-limit-client';
+export {
+  RateLimitHttpClient,
+  type RateLimitHttpClientOptions,
+} from './http/rate-limit-http-client';
+export {
+  ClientClosedError,
+  InvalidRequestError,
+  LimiterUnavailableError,
+  RateLimitError,
+  RequestAbortedError,
+  RequestRefusedError,
+  type UnavailableReason,
+} from './errors';
+export {
+  DEFAULT_MAX_BATCH_SIZE,
+  DEFAULT_TIMEOUT_MS,
+  type BatchingOptions,
+  type CallOptions,
+  type ClientAcquireReply,
+  type FailurePolicy,
+  type RateLimitClientOptions,
+} from './options';
+export type {
+  AcquireReply,
+  AcquireRequest,
+  BatchReply,
+  KeyStats,
+  ReleaseReply,
+  ReleaseRequest,
+  StatsRequest,
+  UsageReply,
+  UsageRequest,
+} from '@app/contracts';

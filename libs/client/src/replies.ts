@@ -1,0 +1,46 @@
+import type { AcquireReply, ErrorReply } from '@app/contracts';
+import { InvalidRequestError, RequestRefusedError } from './errors';
+
+/** The field an INVALID_REQUEST reason names first (`cost.tokens: must be ...` → `cost.tokens`). */
+export function fieldOfReason(reason: string): string {
+  const colon = reason.indexOf(': ');
+  return colon > 0 ? reason.slice(0, colon) : 'body';
+}
+
+/** An acquire-like reply as the caller sees it: INVALID_REQUEST becomes InvalidRequestError. */
+export function acquireResult(reply: AcquireReply): AcquireReply {
+  if (reply.code !== 'INVALID_REQUEST') return reply;
+  const reason = reply.reason ?? 'body: refused by the limiter';
+  return invalidError(fieldOfReason(reason), reason);
+}
+
+function invalidError(field: string, reason: string): never {
+  throw new InvalidRequestError(field, reason);
+}
+
+function isErrorReply(reply: unknown): reply is ErrorReply {
+  return (reply as { ok?: unknown }).ok === false;
+}
+
+/** A release, usage or stats reply: an ErrorReply becomes the error it describes. */
+export function operationResult<T>(reply: unknown): T {
+  if (!isErrorReply(reply)) return reply as T;
+  if (reply.code === 'INVALID_REQUEST') {
+    invalidError(reply.field ?? fieldOfReason(reply.reason), reply.reason);
+  }
+  throw new RequestRefusedError(reply.code, reply.reason, reply.field);
+}
+
+/**
+ * An entry of an auto-batched acquire, refused by the limiter as `requests[i].<field>`: named as
+ * the caller sent it, a single acquire.
+ */
+export function unnestBatchReason(reply: AcquireReply, index: number): AcquireReply {
+  const reason = reply.reason;
+  const prefix = `requests[${index}]`;
+  if (reply.code !== 'INVALID_REQUEST' || reason === undefined || !reason.startsWith(prefix)) {
+    return reply;
+  }
+  const rest = reason.slice(prefix.length);
+  return { ...reply, reason: rest.startsWith('.') ? rest.slice(1) : `body${rest}` };
+}
