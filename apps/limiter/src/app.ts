@@ -4,9 +4,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { AppModule } from './app.module';
 import { answerClientError, answerRoutingError } from './http/http-errors';
 import { MAX_PATH_PARAM_LENGTH } from './http/http-limits';
+import { NatsTransport } from './nats/nats-transport.service';
 
-/** Builds the limiter on Fastify without listening; main.ts and the end-to-end tests share it. */
-export function createLimiterApp(
+/**
+ * Builds the limiter on Fastify without listening on HTTP; main.ts and the end-to-end tests share
+ * it. NATS is a Nest microservice with our own transport strategy (NatsTransport), started here:
+ * it connects once the app has bootstrapped (at `listen` or `init`), whoever calls them.
+ */
+export async function createLimiterApp(
   options: NestApplicationOptions = {},
 ): Promise<NestFastifyApplication> {
   // Keys travel in paths (/rate/:key): the router must take a whole percent-encoded key.
@@ -22,5 +27,9 @@ export function createLimiterApp(
     // never by Fastify's own 503 body.
     return503OnClosing: false,
   });
-  return NestFactory.create<NestFastifyApplication>(AppModule, adapter, options);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, options);
+  // The strategy is the DI provider itself: the control plane and the shutdown line use it too.
+  app.connectMicroservice({ strategy: app.get(NatsTransport) }, { inheritAppConfig: true });
+  await app.startAllMicroservices();
+  return app;
 }

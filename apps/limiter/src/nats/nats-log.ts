@@ -8,6 +8,11 @@ const refusals = new ThrottledLog('NatsRequests', 'nats.invalid', 'warn');
 const failures = new ThrottledLog('NatsResponder', 'nats.error', 'error');
 const unsent = new ThrottledLog('NatsResponder', 'nats.reply-failed', 'warn');
 
+/** Where a request's headers are, read only when needed (a NATS Msg is one). */
+export interface HeaderSource {
+  readonly headers?: MsgHdrs | undefined;
+}
+
 /**
  * A NATS request refused for its input (INVALID_REQUEST): the operation, the field, and the
  * correlation id. Admitted and rate-limited requests are never logged.
@@ -16,13 +21,14 @@ export function logRefusal(
   operation: string,
   failure: ParseFailure,
   data: Uint8Array,
-  headers: MsgHdrs | undefined,
+  source: HeaderSource | undefined,
 ): void {
   refusals.write(() => ({
     msg: `${operation}: ${failure.reason}`,
     operation,
     field: failure.field,
-    correlationId: correlationId(headers, data),
+    // Headers are decoded here, for a line that is written, never for a request that is served.
+    correlationId: correlationId(source?.headers, data),
   }));
 }
 

@@ -16,12 +16,11 @@ import {
 } from '@app/contracts';
 import type { Decision, KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
-import type { MsgHdrs } from 'nats';
 import { failureReply } from '../engine-host/failure-reply';
 import { LimiterService } from '../engine-host/limiter.service';
 import { whenDone } from '../engine-host/maybe-async';
 import { asBuffer, encodeJson, rawJson } from './nats-codec';
-import { logRefusal } from './nats-log';
+import { logRefusal, type HeaderSource } from './nats-log';
 
 /** A reply ready to publish; an acquire that waits replies when the limiter answers it. */
 export type NatsReply = Uint8Array | Promise<Uint8Array>;
@@ -37,25 +36,25 @@ function batchEntry(raw: unknown, index: number): unknown {
  * The NATS operations of docs/contract.md (Messages, NATS): payload bytes in, reply bytes out.
  * Every request gets exactly one reply: invalid input is answered INVALID_REQUEST naming the field,
  * never thrown, and logged (rate-limited) with the field and the correlation id: the message's
- * X-Correlation-ID header, else its requestId. The engine work is the LimiterService's; this class
+ * X-Correlation-ID header (read only then), else its requestId. The engine work is the LimiterService's; this class
  * only decodes and encodes.
  */
 @Injectable()
 export class NatsRequestsService {
   constructor(private readonly limiter: LimiterService) {}
 
-  acquire(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  acquire(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseAcquireJson(asBuffer(data));
     if (!parsed.ok)
-      return refused('acquire', parsed, data, headers, invalidAcquireReply(parsed, rawJson(data)));
+      return refused('acquire', parsed, data, source, invalidAcquireReply(parsed, rawJson(data)));
     const decision = this.limiter.acquire(parsed.value);
     return decision instanceof Promise ? decision.then(encodeJson) : encodeJson(decision);
   }
 
-  decide(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  decide(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseDecideJson(asBuffer(data));
     if (!parsed.ok)
-      return refused('decide', parsed, data, headers, invalidAcquireReply(parsed, rawJson(data)));
+      return refused('decide', parsed, data, source, invalidAcquireReply(parsed, rawJson(data)));
     const decision = this.limiter.decide(parsed.value);
     return decision instanceof Promise
       ? decision.then((d) => encodeJson(d satisfies AcquireReply))
@@ -63,14 +62,14 @@ export class NatsRequestsService {
   }
 
   /** A batch that is not `{ requests: [...] }` is refused as a whole; bad entries in their place. */
-  batch(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  batch(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseBatchJson(asBuffer(data));
-    if (!parsed.ok) return refused('batch', parsed, data, headers, invalidRequestReply(parsed));
+    if (!parsed.ok) return refused('batch', parsed, data, source, invalidRequestReply(parsed));
     let raw: unknown;
     let refusedAny = false;
     const replies = this.limiter.batch(parsed.value, (failure, index) => {
       // One line per batch, naming its first bad entry.
-      if (!refusedAny) logRefusal('batch', failure, data, headers);
+      if (!refusedAny) logRefusal('batch', failure, data, source);
       refusedAny = true;
       raw ??= rawJson(data);
       return invalidAcquireReply(failure, batchEntry(raw, index));
@@ -80,9 +79,9 @@ export class NatsRequestsService {
     return replies instanceof Promise ? replies.then(encode) : encode(replies);
   }
 
-  release(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  release(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseReleaseJson(asBuffer(data));
-    if (!parsed.ok) return refused('release', parsed, data, headers, invalidRequestReply(parsed));
+    if (!parsed.ok) return refused('release', parsed, data, source, invalidRequestReply(parsed));
     return whenDone(this.limiter.release(parsed.value), (outcome) =>
       outcome.ok
         ? encodeJson({ released: outcome.value } satisfies ReleaseReply)
@@ -90,9 +89,9 @@ export class NatsRequestsService {
     );
   }
 
-  usage(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  usage(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseUsageJson(asBuffer(data));
-    if (!parsed.ok) return refused('usage', parsed, data, headers, invalidRequestReply(parsed));
+    if (!parsed.ok) return refused('usage', parsed, data, source, invalidRequestReply(parsed));
     return whenDone(this.limiter.usage(parsed.value), (outcome) =>
       outcome.ok
         ? encodeJson({ ok: true, usage: outcome.value } satisfies UsageReply)
@@ -100,9 +99,9 @@ export class NatsRequestsService {
     );
   }
 
-  stats(data: Uint8Array, headers?: MsgHdrs): NatsReply {
+  stats(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseStatsJson(asBuffer(data));
-    if (!parsed.ok) return refused('stats', parsed, data, headers, invalidRequestReply(parsed));
+    if (!parsed.ok) return refused('stats', parsed, data, source, invalidRequestReply(parsed));
     return whenDone(this.limiter.stats(parsed.value), (outcome) =>
       outcome.ok ? encodeJson(outcome.value satisfies KeyStats) : encodeJson(failureReply(outcome)),
     );
@@ -114,9 +113,9 @@ function refused(
   operation: string,
   failure: ParseFailure,
   data: Uint8Array,
-  headers: MsgHdrs | undefined,
+  source: HeaderSource | undefined,
   reply: AcquireReply | ErrorReply,
 ): Uint8Array {
-  logRefusal(operation, failure, data, headers);
+  logRefusal(operation, failure, data, source);
   return encodeJson(reply);
 }

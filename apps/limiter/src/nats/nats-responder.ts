@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Msg, MsgHdrs, NatsError } from 'nats';
+import type { Msg, NatsError } from 'nats';
 import { INTERNAL_ERROR_REPLY } from './nats-codec';
 import { logFailure, logReplyFailure } from './nats-log';
 import type { NatsReply } from './nats-requests.service';
@@ -23,10 +23,11 @@ export class NatsResponder {
 
   /**
    * `shuttingDown` is the reply, in the operation's shape, that `answerOwed` gives a message still
-   * unanswered at the shutdown deadline.
+   * unanswered at the shutdown deadline. The operation gets the message itself so that it reads
+   * headers only if it needs them (a refusal's log line): decoding them costs every request.
    */
   callback(
-    operation: (data: Uint8Array, headers: MsgHdrs | undefined) => NatsReply,
+    operation: (data: Uint8Array, msg: Msg) => NatsReply,
     shuttingDown: Uint8Array = this.failureReply,
   ): (error: NatsError | null, msg: Msg) => void {
     return (error: NatsError | null, msg: Msg) => {
@@ -36,14 +37,19 @@ export class NatsResponder {
       }
       let reply: NatsReply;
       try {
-        reply = operation(msg.data, msg.headers);
+        reply = operation(msg.data, msg);
       } catch (thrown) {
         logFailure(msg, thrown);
         reply = this.failureReply;
       }
-      if (reply instanceof Promise) this.answerLater(msg, reply, shuttingDown);
-      else this.answer(msg, reply);
+      this.deliver(msg, reply, shuttingDown);
     };
+  }
+
+  /** Answers `msg` with `reply` now, or when it settles (owed until then; `cut` at the deadline). */
+  deliver(msg: Msg, reply: NatsReply, cut: Uint8Array): void {
+    if (reply instanceof Promise) this.answerLater(msg, reply, cut);
+    else this.answer(msg, reply);
   }
 
   /** Replies still owed right now (acquires that wait). */

@@ -8,11 +8,13 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { NatsLink, type NatsLinkState } from '@app/nats-connection';
-import type { NatsConnection, Subscription } from 'nats';
+import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import type { Msg, NatsConnection, NatsError, Subscription } from 'nats';
 import { LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 import type { TransportDrained } from '../engine-host/shutting-down';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { EnvelopePath } from './envelope-path';
 import { natsHandlers, type NatsHandler } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
@@ -21,12 +23,15 @@ import { NatsResponder } from './nats-responder';
 const LAST_FLUSH_MS = 500;
 
 /**
- * Serves the request-reply subjects with the nats.js client directly: one callback subscription per
- * subject in the queue group. NestJS's NATS microservice transport would add an RxJS pipeline, a
- * pattern lookup and its own envelope ({ pattern, data, id }) per message, which neither the
- * contract's plain JSON payloads nor the throughput goal can afford.
+ * The limiter's Nest transport strategy for NATS (app.ts connects it as a microservice): one
+ * callback subscription per subject in the queue group, each routed to its operation. The
+ * contract's plain JSON goes straight to NatsRequestsService (the fast path: no RxJS pipeline per
+ * message); a Nest ClientProxy's envelope `{ pattern, data, id }` goes through the Nest handler
+ * its controller declares (NatsLimiterController) and is answered in Nest's reply form
+ * (EnvelopePath). Subjects come from the configured prefix, so patterns are operation names.
  *
- * Lifecycle: the limiter starts without NATS and a NatsLink connects in the background, forever,
+ * Lifecycle: the limiter starts without NATS and, once Nest has started the microservice and
+ * bootstrapped the app (state restored), a NatsLink connects in the background, forever,
  * with backoff (failures logged once with their reason); once connected, nats.js reconnects by
  * itself and resends the subscriptions. ReadinessService.nats follows the link's state.
  *
@@ -39,11 +44,22 @@ const LAST_FLUSH_MS = 500;
  */
 @Injectable()
 export class NatsTransport
-  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+  extends Server
+  implements
+    CustomTransportStrategy,
+    OnApplicationBootstrap,
+    OnModuleDestroy,
+    BeforeApplicationShutdown
 {
-  private readonly logger = new Logger('NatsTransport');
+  protected override readonly logger = new Logger('NatsTransport');
   private readonly responder = new NatsResponder();
   private readonly handlers: NatsHandler[];
+  private readonly envelopes = new EnvelopePath(this.responder, (pattern) =>
+    this.getHandlerByPattern(pattern),
+  );
+  /** Nest asked the strategy to listen; the app has bootstrapped. Serving needs both. */
+  private listening = false;
+  private bootstrapped = false;
   private readonly link: NatsLink | undefined;
   private connection: NatsConnection | undefined;
   private subscriptions: Subscription[] = [];
@@ -60,6 +76,7 @@ export class NatsTransport
     private readonly limiter: LimiterService,
     requests: NatsRequestsService,
   ) {
+    super();
     this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
     this.link =
       settings.nats &&
@@ -83,12 +100,47 @@ export class NatsTransport
     if (this.connection !== undefined && !this.connection.isClosed()) listener(this.connection);
   }
 
-  onApplicationBootstrap(): void {
-    if (this.link === undefined) {
-      this.readiness.nats = 'disabled';
+  /**
+   * Nest's microservice start (startAllMicroservices): the controller's patterns are registered
+   * by now; each operation must have its handler, or the limiter does not start.
+   */
+  listen(callback: (error?: unknown) => void): void {
+    const missing = this.handlers.filter((h) => this.getHandlerByPattern(h.operation) === null);
+    if (missing.length > 0) {
+      callback(new Error(`no @MessagePattern for ${missing.map((h) => h.operation).join(', ')}`));
       return;
     }
-    this.link.start();
+    this.listening = true;
+    this.startServing();
+    callback();
+  }
+
+  onApplicationBootstrap(): void {
+    this.bootstrapped = true;
+    this.startServing();
+  }
+
+  /** After the app's shutdown hooks (which drained and closed it): a no-op then. */
+  async close(): Promise<void> {
+    await this.link?.close(LAST_FLUSH_MS);
+  }
+
+  /** The connection while it is up (Nest's `unwrap`). */
+  unwrap<T>(): T {
+    if (this.connection === undefined) throw new Error('NATS is not connected');
+    return this.connection as T;
+  }
+
+  /** Status events go to onConnection listeners and readiness, not Nest's event emitter. */
+  on(): never {
+    throw new Error('NatsTransport has no events; use onConnection');
+  }
+
+  /** Serving starts once Nest listens and the app has bootstrapped (restored usage included). */
+  private startServing(): void {
+    if (!this.listening || !this.bootstrapped) return;
+    if (this.link === undefined) this.readiness.nats = 'disabled';
+    else this.link.start();
   }
 
   /** The drain starts at the signal (main.ts); this is for a close without one. */
@@ -126,8 +178,8 @@ export class NatsTransport
   private serve(nc: NatsConnection): void {
     this.connection = nc;
     const queue = this.settings.queueGroup;
-    this.subscriptions = this.handlers.map(({ subject, handle, shuttingDown }) =>
-      nc.subscribe(subject, { queue, callback: this.responder.callback(handle, shuttingDown) }),
+    this.subscriptions = this.handlers.map((handler) =>
+      nc.subscribe(handler.subject, { queue, callback: this.callback(handler) }),
     );
     for (const listener of this.connectionListeners) {
       try {
@@ -144,6 +196,15 @@ export class NatsTransport
       () => undefined, // disconnected meanwhile: the link reports it
     );
     this.logger.log(`serving ${this.settings.subjectPrefix}.* on NATS`);
+  }
+
+  /** Plain JSON straight to the operation; a Nest envelope (rare bytes up front) through Nest. */
+  private callback(handler: NatsHandler): (error: NatsError | null, msg: Msg) => void {
+    const plain = this.responder.callback(handler.handle, handler.shuttingDown);
+    return (error, msg) => {
+      if (error === null && this.envelopes.served(handler, msg)) return;
+      plain(error, msg);
+    };
   }
 
   private subscribed(): void {

@@ -1,10 +1,16 @@
 import { Module } from '@nestjs/common';
+import { NatsLimiterController } from './nats-limiter.controller';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsTransport } from './nats-transport.service';
 
 /**
- * NATS request-reply (docs/contract.md, NATS), served with the nats.js client directly rather than
- * NestJS's microservice transport: see NatsTransport for why and for the connection lifecycle.
+ * NATS request-reply (docs/contract.md, NATS): NatsTransport is the Nest transport strategy that
+ * owns the connection's lifecycle and serves every subject (app.ts connects it); the controller
+ * declares the operations as message and event patterns.
  */
-@Module({ providers: [NatsRequestsService, NatsTransport], exports: [NatsTransport] })
+@Module({
+  controllers: [NatsLimiterController],
+  providers: [NatsRequestsService, NatsTransport],
+  exports: [NatsTransport],
+})
 export class NatsModule {}
