@@ -1,0 +1,69 @@
+import { Logger } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+import { secondsRoundedUp, type AcquireReply } from '@app/contracts';
+import type { RateLimitClient } from '..';
+
+/** The record @nestjs/throttler v6 reads: hits as a count, both durations in whole seconds. */
+export interface ThrottlerRecord {
+  totalHits: number;
+  timeToExpire: number;
+  isBlocked: boolean;
+  timeToBlockExpire: number;
+}
+
+export interface RateLimitThrottlerStorageOptions {
+  /** Throttler name -> limiter quota; a throttler not listed uses the quota of its own name. */
+  readonly quotas?: Readonly<Record<string, string>>;
+  /** Where the limit-mismatch warning goes; default a Nest Logger. */
+  readonly logger?: Pick<Logger, 'warn'>;
+}
+
+/**
+ * A @nestjs/throttler storage on the ratelimit service. The limits are the limiter's quotas
+ * (server side): the throttler's `ttl`, `limit` and `blockDuration` are not sent, its key is the
+ * limiter key and its name picks the quota. When a quota's limit differs from the throttler's
+ * `limit`, the limiter's wins, and a warning says so once per throttler name.
+ */
+export class RateLimitThrottlerStorage implements ThrottlerStorage {
+  private readonly warned = new Set<string>();
+  private readonly logger: Pick<Logger, 'warn'>;
+
+  constructor(
+    private readonly client: RateLimitClient,
+    private readonly options: RateLimitThrottlerStorageOptions = {},
+  ) {
+    this.logger = options.logger ?? new Logger(RateLimitThrottlerStorage.name);
+  }
+
+  async increment(
+    key: string,
+    _ttl: number,
+    limit: number,
+    _blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerRecord> {
+    const quota = this.options.quotas?.[throttlerName] ?? throttlerName;
+    const reply: AcquireReply & { policy?: boolean } = await this.client.acquire({ key, quota });
+    if (reply.policy !== true) this.warnOnMismatch(throttlerName, quota, limit, reply.limit);
+    return toThrottlerRecord(reply);
+  }
+
+  private warnOnMismatch(name: string, quota: string, expected: number, actual: number): void {
+    if (expected === actual || this.warned.has(name)) return;
+    this.warned.add(name);
+    this.logger.warn(
+      `throttler "${name}" has limit ${expected} but the limiter's quota "${quota}" allows ${actual}; the limiter's limit is the one enforced`,
+    );
+  }
+}
+
+/** An AcquireReply as the throttler's record: hits so far, and seconds until reset or retry. */
+export function toThrottlerRecord(reply: AcquireReply): ThrottlerRecord {
+  const used = Math.max(0, reply.limit - reply.remaining);
+  return {
+    totalHits: reply.allowed ? used : reply.limit + 1,
+    timeToExpire: secondsRoundedUp(reply.resetMs),
+    isBlocked: !reply.allowed,
+    timeToBlockExpire: reply.allowed ? 0 : Math.max(1, secondsRoundedUp(reply.retryAfterMs)),
+  };
+}

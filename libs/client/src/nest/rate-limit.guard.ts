@@ -1,0 +1,113 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { InvalidRequestError, LimiterUnavailableError, RateLimitClient } from '..';
+import { rateLimitHeaderList } from '@app/contracts';
+import { httpResponseOf, setHeaders } from './call-context';
+import {
+  RATE_LIMIT_METADATA,
+  RATE_LIMIT_MODULE_OPTIONS,
+  SKIP_RATE_LIMIT_METADATA,
+  type FromContext,
+  type RateLimitModuleOptions,
+  type RateLimitRouteOptions,
+} from './rate-limit.options';
+import { invalidInput, refusal, type GuardReply } from './refusals';
+
+/**
+ * The argument lists of calls already charged: Nest builds one per call and hands it to each of
+ * its guards, which may be different instances (a global one, one per module using @RateLimit).
+ */
+const charged = new WeakSet<object>();
+
+/**
+ * Charges each guarded call to the limiter. Routes are chosen by `@RateLimit()` (handler first,
+ * then class), else by the module's default `key` when the guard is global; `@SkipRateLimit()`
+ * exempts. A call is charged once even when the guard runs both globally and by `@RateLimit()`.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  constructor(
+    private readonly limiter: RateLimitClient,
+    private readonly reflector: Reflector,
+    @Inject(RATE_LIMIT_MODULE_OPTIONS) private readonly defaults: RateLimitModuleOptions,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const route = this.routeOptions(context);
+    if (route === undefined) return true;
+    const args = context.getArgs();
+    if (charged.has(args)) return true;
+    charged.add(args);
+    const key = await resolve(context, route.key ?? this.defaults.key);
+    if (typeof key !== 'string' || key === '') {
+      throw invalidInput(context, 'key', 'is missing: the rate-limit key of this call is empty');
+    }
+    const cost = await resolve(context, route.cost ?? this.defaults.cost);
+    const quota = route.quota ?? this.defaults.quota;
+    const reply = await this.acquire(context, {
+      key,
+      ...(quota !== undefined && { quota }),
+      ...(cost !== undefined && { cost }),
+    });
+    // Headers describe a limiter's answer; one the client made up (policy) has no limit to tell.
+    if (reply.policy !== true) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
+    if (reply.allowed) return true;
+    throw refusal(context, reply);
+  }
+
+  /** The options in force for this call, or undefined when it is not limited. */
+  private routeOptions(context: ExecutionContext): RateLimitRouteOptions | undefined {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    for (const target of [handler, controller]) {
+      if (this.reflector.get<boolean>(SKIP_RATE_LIMIT_METADATA, target) === true) return undefined;
+      const options = this.reflector.get<RateLimitRouteOptions>(RATE_LIMIT_METADATA, target);
+      if (options !== undefined) return options;
+    }
+    return this.defaults.key !== undefined ? {} : undefined;
+  }
+
+  private async acquire(
+    context: ExecutionContext,
+    request: Parameters<RateLimitClient['acquire']>[0],
+  ): Promise<GuardReply> {
+    try {
+      return await this.limiter.acquire(request);
+    } catch (error) {
+      if (error instanceof InvalidRequestError) {
+        throw invalidInput(context, error.field, error.reason);
+      }
+      // failurePolicy 'throw': the guard answers as 'closed' would.
+      if (error instanceof LimiterUnavailableError)
+        throw refusal(context, unavailable(request.key));
+      throw error;
+    }
+  }
+}
+
+async function resolve<T>(
+  context: ExecutionContext,
+  value: FromContext<T> | undefined,
+): Promise<T | undefined> {
+  return typeof value === 'function'
+    ? await (value as (context: ExecutionContext) => T | Promise<T>)(context)
+    : value;
+}
+
+function unavailable(key: string): GuardReply {
+  return {
+    allowed: false,
+    code: 'UNAVAILABLE',
+    requestId: '',
+    key,
+    quota: '',
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+    waitedMs: 0,
+    limitName: '',
+    shadow: false,
+    policy: true,
+  };
+}
