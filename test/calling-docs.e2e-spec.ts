@@ -10,8 +10,12 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { connect } from 'nats';
+import { RATE_LIMIT_MODULE_OPTIONS } from '@ratelimit/client/nest';
 import * as http from '../examples/calling/http';
+import { AppModule } from '../examples/calling/nest-module';
 import * as raw from '../examples/calling/raw-nats';
 import { docBlocks, linesNotIn, readRepoFile, repoRoot } from './support/doc-blocks';
 import { waitReady } from './support/limiter-http';
@@ -63,14 +67,17 @@ describe('docs/calling.md shows the examples as they are', () => {
 
 /**
  * The default quota is 2 requests per sliding hour in cluster scope (exact across the two
- * replicas, with no window edge to straddle); keys `queued-*` have 1 per second and a queue.
+ * replicas, with no window edge to straddle), and so is `api` (nest-module.ts names it); keys
+ * `queued-*` have 1 per second and a queue.
  */
+const twoPerHour = [{ name: 'per_hour', limit: 2, window: '1h', algorithm: 'sliding_window' }];
 const config = {
   defaults: {
-    limits: [{ name: 'per_hour', limit: 2, window: '1h', algorithm: 'sliding_window' }],
+    limits: twoPerHour,
     scope: 'cluster',
   },
   quotas: [
+    { name: 'api', limits: twoPerHour, scope: 'cluster' },
     {
       name: 'queued',
       match: 'queued-*',
@@ -253,6 +260,55 @@ describe('the examples of docs/calling.md against two limiter replicas', () => {
       expect(second).toMatch(/^HTTP\/1\.1 429 /m);
       expect(second).toMatch(/^retry-after: [1-9]\d*\r?$/im);
       expect(second).not.toMatch(/^HTTP\/1\.1 200 /m);
+    });
+  });
+
+  describe('the NestJS module (nest-module.ts)', () => {
+    let app: INestApplication;
+    let base: string;
+
+    beforeAll(async () => {
+      // The example's module as it is, only pointed at this test's subject prefix.
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+        .overrideProvider(RATE_LIMIT_MODULE_OPTIONS)
+        .useValue({ servers: NATS_URL, subjectPrefix: prefix, failurePolicy: 'closed' })
+        .compile();
+      app = moduleRef.createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    const get = async (path: string, apiKey?: string) => {
+      const headers: Record<string, string> = apiKey === undefined ? {} : { 'x-api-key': apiKey };
+      const res = await fetch(`${base}${path}`, { headers });
+      return [res.status, res.headers.get('RateLimit-Remaining')];
+    };
+
+    it('@RateLimit: 200, 200, then 429 for one x-api-key, with RateLimit-* headers', async () => {
+      const k = key();
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await get('/items/7', k));
+      expect(answers).toEqual([
+        [200, '1'],
+        [200, '0'],
+        [429, '0'],
+      ]);
+    });
+
+    it('@SkipRateLimit: never limited; no key: 400', async () => {
+      const k = key();
+      const skipped = [];
+      for (let i = 0; i < 3; i++) skipped.push(await get('/items', k));
+      expect(skipped).toEqual([
+        [200, null],
+        [200, null],
+        [200, null],
+      ]);
+      expect((await get('/items/7'))[0]).toBe(400);
     });
   });
 });
