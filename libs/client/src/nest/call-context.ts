@@ -58,7 +58,7 @@ export function setHeaders(response: HttpResponseLike | undefined, list: readonl
 /** A resolver's arguments are (root, args, context, info). */
 function graphQlContextOf(context: ExecutionContext): GraphQlContextLike | undefined {
   const gql: unknown = context.getArgByIndex(2);
-  return typeof gql === 'object' && gql !== null ? (gql) : undefined;
+  return typeof gql === 'object' && gql !== null ? gql : undefined;
 }
 
 /** Ready-made key functions for `@RateLimit({ key })`. */

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { secondsRoundedUp, type AcquireReply } from '@app/contracts';
-import type { RateLimitClient } from '..';
+import type { ClientAcquireReply, RateLimitClient } from '..';
 
 /** The record @nestjs/throttler v6 reads: hits as a count, both durations in whole seconds. */
 export interface ThrottlerRecord {
@@ -43,7 +43,7 @@ export class RateLimitThrottlerStorage implements ThrottlerStorage {
     throttlerName: string,
   ): Promise<ThrottlerRecord> {
     const quota = this.options.quotas?.[throttlerName] ?? throttlerName;
-    const reply: AcquireReply & { policy?: boolean } = await this.client.acquire({ key, quota });
+    const reply: ClientAcquireReply = await this.client.acquire({ key, quota });
     if (reply.policy !== true) this.warnOnMismatch(throttlerName, quota, limit, reply.limit);
     return toThrottlerRecord(reply);
   }

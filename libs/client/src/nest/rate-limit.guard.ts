@@ -40,7 +40,11 @@ export class RateLimitGuard implements CanActivate {
     charged.add(args);
     const key = await resolve(context, route.key ?? this.defaults.key);
     if (typeof key !== 'string' || key === '') {
-      throw invalidInput(context, 'key', 'is missing: the rate-limit key of this call is empty');
+      throw invalidInput(
+        context,
+        'key',
+        'key: is missing (the rate-limit key of this call is empty)',
+      );
     }
     const cost = await resolve(context, route.cost ?? this.defaults.cost);
     const quota = route.quota ?? this.defaults.quota;

@@ -1,9 +1,9 @@
 import { HttpException, HttpStatus, type ExecutionContext } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
-import type { AcquireReply } from '@app/contracts';
+import type { ClientAcquireReply } from '..';
 
-/** The reply the guard saw, plus `policy` when the client made it up (no limiter answered). */
-export type GuardReply = AcquireReply & { readonly policy?: boolean };
+/** The reply the guard saw; `policy: true` when the client made it up (no limiter answered). */
+export type GuardReply = ClientAcquireReply;
 
 /**
  * A GraphQL error for a refused field: graphql-js copies an original error's `extensions` into the
@@ -65,8 +65,7 @@ export function refusal(context: ExecutionContext, reply: GuardReply): Error {
 }
 
 /** Bad input for the limiter (a key too long, a bad cost): 400 naming the field, nothing charged. */
-export function invalidInput(context: ExecutionContext, field: string, reason: string): Error {
-  const message = `${field} ${reason}`;
+export function invalidInput(context: ExecutionContext, field: string, message: string): Error {
   const type = context.getType<string>();
   if (type === 'rpc') return new RpcException({ code: 'INVALID_REQUEST', field, reason: message });
   if (type === 'graphql') {
