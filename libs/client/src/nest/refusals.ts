@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus, type ExecutionContext } from '@nestjs/common';
-import { RpcException } from '@nestjs/microservices';
+import type { RpcException } from '@nestjs/microservices';
 import type { ClientAcquireReply } from '..';
 
 /** The reply the guard saw; `policy: true` when the client made it up (no limiter answered). */
@@ -43,7 +43,7 @@ function messageOf(reply: GuardReply): string {
 /** The exception a refused call ends with, in the form its transport expects. */
 export function refusal(context: ExecutionContext, reply: GuardReply): Error {
   const type = context.getType<string>();
-  if (type === 'rpc') return new RpcException({ ...reply });
+  if (type === 'rpc') return rpcException({ ...reply });
   const limited = statusOf(reply) === HttpStatus.TOO_MANY_REQUESTS;
   if (type === 'graphql') {
     return new RateLimitGraphQlError(messageOf(reply), {
@@ -67,7 +67,7 @@ export function refusal(context: ExecutionContext, reply: GuardReply): Error {
 /** Bad input for the limiter (a key too long, a bad cost): 400 naming the field, nothing charged. */
 export function invalidInput(context: ExecutionContext, field: string, message: string): Error {
   const type = context.getType<string>();
-  if (type === 'rpc') return new RpcException({ code: 'INVALID_REQUEST', field, reason: message });
+  if (type === 'rpc') return rpcException({ code: 'INVALID_REQUEST', field, reason: message });
   if (type === 'graphql') {
     return new RateLimitGraphQlError(message, { code: 'BAD_USER_INPUT', field });
   }
@@ -75,4 +75,16 @@ export function invalidInput(context: ExecutionContext, field: string, message: 
     { statusCode: HttpStatus.BAD_REQUEST, code: 'INVALID_REQUEST', field, message },
     HttpStatus.BAD_REQUEST,
   );
+}
+
+/**
+ * Loaded on the first RPC refusal only, so that applications without microservices need no
+ * @nestjs/microservices; Nest's RPC exception filter passes on nothing but an RpcException.
+ */
+function rpcException(error: object): RpcException {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const microservices = require('@nestjs/microservices') as {
+    RpcException: new (error: object) => RpcException;
+  };
+  return new microservices.RpcException(error);
 }
