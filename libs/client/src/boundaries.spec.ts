@@ -26,6 +26,11 @@ export function forbiddenImports(text: string): string[] {
   return found;
 }
 
+/** Value imports of the contracts' index, which would pull its config parser (yaml, re2js) in. */
+export function contractsIndexValueImports(text: string): number {
+  return [...text.matchAll(/^(?:import|export) (?!type )[^;]*?from '@app\/contracts';/gms)].length;
+}
+
 describe('libs/client core imports', () => {
   it('finds the imports it is meant to refuse (the scan itself works)', () => {
     expect(forbiddenImports("import { Injectable } from '@nestjs/common';")).toEqual([
@@ -36,6 +41,18 @@ describe('libs/client core imports', () => {
     ]);
     expect(forbiddenImports("const x = require('@nestjs/core');")).toEqual(['@nestjs/core']);
     expect(forbiddenImports("import { natsSubjects } from '@app/contracts';")).toEqual([]);
+    expect(contractsIndexValueImports("import { natsSubjects } from '@app/contracts';")).toBe(1);
+    expect(contractsIndexValueImports("import type { KeyStats } from '@app/contracts';")).toBe(0);
+    expect(
+      contractsIndexValueImports("import { natsSubjects } from '@app/contracts/subjects';"),
+    ).toBe(0);
+  });
+
+  it("takes values from the contracts' modules, never their index (types only)", () => {
+    const offenders = sources(root).filter(
+      (file) => contractsIndexValueImports(readFileSync(file, 'utf8')) > 0,
+    );
+    expect(offenders.map((file) => relative(root, file))).toEqual([]);
   });
 
   it('imports nothing from apps/ or @nestjs outside nest/', () => {

@@ -1,4 +1,5 @@
-import { DEFAULT_QUEUE_MAX_WAIT_MS, type AcquireRequest } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts';
+import { DEFAULT_QUEUE_MAX_WAIT_MS } from '@app/contracts/config/gocc-default';
 
 /**
  * How long an acquire may go unanswered: `timeoutMs`, plus, for one that may wait, the wait it

@@ -1,13 +1,10 @@
-import {
-  parseAcquire,
-  parseRelease,
-  parseStats,
-  parseUsage,
-  MAX_BATCH_ENTRIES,
-  nestFailure,
-  type AcquireRequest,
-  type ParseResult,
-} from '@app/contracts';
+import type { AcquireRequest, ParseResult } from '@app/contracts';
+import { MAX_BATCH_ENTRIES } from '@app/contracts/messages/limits';
+import { parseAcquire } from '@app/contracts/validation/parse-acquire';
+import { parseRelease } from '@app/contracts/validation/parse-release';
+import { nestFailure } from '@app/contracts/validation/parse-result';
+import { parseStats } from '@app/contracts/validation/parse-stats';
+import { parseUsage } from '@app/contracts/validation/parse-usage';
 import { InvalidRequestError } from './errors';
 
 /**

@@ -1,16 +1,15 @@
-import {
-  API_ROUTES,
-  STATS_QUERY,
-  type AcquireReply,
-  type AcquireRequest,
-  type BatchReply,
-  type KeyStats,
-  type ReleaseReply,
-  type ReleaseRequest,
-  type StatsRequest,
-  type UsageReply,
-  type UsageRequest,
+import type {
+  AcquireReply,
+  AcquireRequest,
+  BatchReply,
+  KeyStats,
+  ReleaseReply,
+  ReleaseRequest,
+  StatsRequest,
+  UsageReply,
+  UsageRequest,
 } from '@app/contracts';
+import { API_ROUTES, STATS_QUERY } from '@app/contracts/routes';
 import { ClientClosedError, RequestAbortedError, type UnavailableReason } from '../errors';
 import {
   DEFAULT_TIMEOUT_MS,

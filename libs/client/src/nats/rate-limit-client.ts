@@ -1,16 +1,15 @@
-import {
-  DEFAULT_NATS_SUBJECT_PREFIX,
-  MAX_BATCH_ENTRIES,
-  natsSubjects,
-  type AcquireRequest,
-  type KeyStats,
-  type NatsSubjects,
-  type ReleaseReply,
-  type ReleaseRequest,
-  type StatsRequest,
-  type UsageReply,
-  type UsageRequest,
+import type {
+  AcquireRequest,
+  KeyStats,
+  NatsSubjects,
+  ReleaseReply,
+  ReleaseRequest,
+  StatsRequest,
+  UsageReply,
+  UsageRequest,
 } from '@app/contracts';
+import { MAX_BATCH_ENTRIES } from '@app/contracts/messages/limits';
+import { DEFAULT_NATS_SUBJECT_PREFIX, natsSubjects } from '@app/contracts/subjects';
 import { encodeJson, encodeText } from '../codec';
 import { ClientClosedError } from '../errors';
 import {

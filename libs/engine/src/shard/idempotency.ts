@@ -1,9 +1,12 @@
 import type { Decision } from '../types';
 import type { PendingAcquire } from './waiters';
+import { WriteOrder } from './write-order';
 
 interface Remembered {
   readonly at: number;
   readonly answer: Decision | PendingAcquire;
+  /** Which write this is, to tell it from older writes of the same memo in `answerOrder`. */
+  readonly stamp: number;
 }
 
 /** One entry per (table, key, requestId). */
@@ -22,13 +25,21 @@ export const memoKey = (table: number, key: string, requestId: string): string =
  * the last `maxAnswers` ids of the shard rather than 60 s.
  *
  * Both are kept in the order entries were written, which is time order, so a sweep stops at the
- * first live entry: a rewrite deletes first, so it moves to the end instead of refreshing in place
- * (a refreshed entry at the front would stop every later sweep and the map would grow).
+ * first live entry: a rewrite moves an entry to the end instead of refreshing it in place (a
+ * refreshed entry at the front would stop every later sweep and the map would grow). That order is
+ * a WriteOrder beside each map, not the map's own iteration order (see write-order.ts).
  */
 export class Idempotency {
   private readonly answers = new Map<string, Remembered>();
   /** memo -> receipt sequence number; sequence numbers grow, so this is receipt order too. */
   private readonly issued = new Map<string, number>();
+  private readonly answerOrder = new WriteOrder();
+  private readonly issueOrder = new WriteOrder();
+  private writes = 0;
+  private readonly answerIsCurrent = (memo: string, stamp: number): boolean =>
+    this.answers.get(memo)?.stamp === stamp;
+  private readonly issueIsCurrent = (memo: string, receipt: number): boolean =>
+    this.issued.get(memo) === receipt;
 
   constructor(
     private readonly ttlMs: number,
@@ -47,16 +58,23 @@ export class Idempotency {
   }
 
   remember(memo: string, answer: Decision | PendingAcquire, now: number): void {
-    this.answers.delete(memo);
-    this.answers.set(memo, { at: now, answer });
-    if (this.answers.size > this.maxAnswers) this.answers.delete(firstKey(this.answers));
+    const stamp = ++this.writes;
+    this.answers.set(memo, { at: now, answer, stamp });
+    this.answerOrder.push(memo, stamp);
+    if (this.answers.size > this.maxAnswers) {
+      const oldest = this.answerOrder.shift(this.answerIsCurrent);
+      if (oldest !== undefined) this.answers.delete(oldest);
+    }
   }
 
-  /** The receipt of the request admitted under this memo. */
+  /** The receipt of the request admitted under this memo (receipt numbers grow). */
   issue(memo: string, receipt: number): void {
-    this.issued.delete(memo);
     this.issued.set(memo, receipt);
-    if (this.issued.size > this.maxIssued) this.issued.delete(firstKey(this.issued));
+    this.issueOrder.push(memo, receipt);
+    if (this.issued.size > this.maxIssued) {
+      const oldest = this.issueOrder.shift(this.issueIsCurrent);
+      if (oldest !== undefined) this.issued.delete(oldest);
+    }
   }
 
   receiptOf(memo: string): number | undefined {
@@ -65,17 +83,13 @@ export class Idempotency {
 
   /** Forgets answers past their TTL, and ids whose receipt is older than `oldestReceipt`. */
   sweep(now: number, oldestReceipt: number): void {
-    for (const [memo, e] of this.answers) {
-      if (e.at + this.ttlMs > now) break;
-      this.answers.delete(memo);
-    }
-    for (const [memo, seq] of this.issued) {
-      if (seq >= oldestReceipt) break;
-      this.issued.delete(memo);
-    }
+    this.answerOrder.evictWhile(this.answerIsCurrent, (memo) => {
+      if (this.answers.get(memo)!.at + this.ttlMs > now) return false;
+      return this.answers.delete(memo);
+    });
+    this.issueOrder.evictWhile(this.issueIsCurrent, (memo, seq) => {
+      if (seq >= oldestReceipt) return false;
+      return this.issued.delete(memo);
+    });
   }
-}
-
-function firstKey<K>(map: Map<K, unknown>): K {
-  return map.keys().next().value as K;
 }

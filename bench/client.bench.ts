@@ -1,0 +1,146 @@
+/**
+ * npm run bench:client — the client SDK against one real limiter (dist/apps/limiter/main.js, a
+ * separate process, as production runs it) over the local nats-server, every figure beside its
+ * peer in the same run:
+ *   (a) 1 000 concurrent callers in this process, each looping acquire: the SDK with auto-batching,
+ *       without it, and raw nats.js `request` with JSON encode/decode (the peer): decisions/s,
+ *       median of ROUNDS rounds, variants alternating within each round; then p50/p99 latency of
+ *       each variant sent open loop at half of its own peak;
+ *   (b) the SDK without batching against raw nats.js: its overhead, as a ratio;
+ *   (c) auto-batching with requestIds against without: what remembering the ids costs.
+ * The load generator, the limiter and nats-server share this machine's cores.
+ * BENCH_QUICK=1 shortens every run; BENCH_SKIP_BUILD=1 uses the existing build; BENCH_CPU_PROF=1
+ * writes CPU profiles of the limiter into ./profiles (run this process with --cpu-prof for its own).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { closedLoop, openLoop, type Latency } from './client/load';
+import { RAW, SDK_BATCHED, SDK_BATCHED_IDS, SDK_SINGLE, type Variant } from './client/variants';
+import { freePort, startNode, type Child } from './limiter/processes';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const SECONDS = QUICK ? 0.5 : 3;
+const LATENCY_SECONDS = QUICK ? 0.5 : 3;
+const WARMUP_SECONDS = QUICK ? 0.3 : 1.5;
+const ROUNDS = QUICK ? 1 : 3;
+const CALLERS = 1000;
+const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+const root = join(__dirname, '..');
+
+const VARIANTS: readonly Variant[] = [SDK_BATCHED, SDK_SINGLE, RAW, SDK_BATCHED_IDS];
+
+const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const ms = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : 'lost');
+const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
+
+async function startLimiter(prefix: string, dataDir: string): Promise<Child> {
+  const port = await freePort();
+  const profile =
+    process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir=profiles'] : [];
+  return startNode(
+    [...profile, join(root, 'dist', 'apps', 'limiter', 'main.js')],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: prefix,
+      NATS_QUEUE_GROUP: `bench-${randomUUID()}`,
+      // Every request admitted: the slowest path (a receipt per request).
+      MAX_REQUESTS: '1000000000',
+      WINDOW_MILLIS: '1000',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
+    async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+  );
+}
+
+interface Figures {
+  peak: number;
+  latency?: Latency;
+}
+
+async function main(): Promise<void> {
+  if (process.env.BENCH_SKIP_BUILD !== '1') {
+    execFileSync(join(root, 'node_modules', '.bin', 'nest'), ['build', 'limiter'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  }
+  const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'client-bench-'));
+  const limiter = await startLimiter(prefix, dataDir);
+  const connections: NatsConnection[] = [];
+  try {
+    // Each variant on its own connection, as one service process would hold one.
+    const callers = await Promise.all(
+      VARIANTS.map(async (variant) => {
+        const nc = await connect({ servers: NATS_URL, name: `bench-${variant.name}` });
+        connections.push(nc);
+        return { variant, ...variant.make(nc, prefix) };
+      }),
+    );
+    for (const caller of callers) await closedLoop(caller.acquire, CALLERS, WARMUP_SECONDS);
+    const peaks = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order round by round, so no variant always follows the same one.
+      for (let i = 0; i < callers.length; i++) {
+        const caller = callers[(i + round) % callers.length]!;
+        peaks.get(caller.variant)!.push(await closedLoop(caller.acquire, CALLERS, SECONDS));
+      }
+    }
+    const figures = new Map<Variant, Figures>();
+    for (const caller of callers) {
+      const peak = median(peaks.get(caller.variant)!);
+      const latency = await openLoop(caller.acquire, peak / 2, LATENCY_SECONDS, CALLERS);
+      figures.set(caller.variant, { peak, latency });
+    }
+    for (const caller of callers) await caller.close();
+    report(figures);
+  } finally {
+    await Promise.all(connections.map((nc) => nc.close()));
+    await limiter.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function report(figures: Map<Variant, Figures>): void {
+  const raw = figures.get(RAW)!.peak;
+  const batched = figures.get(SDK_BATCHED)!.peak;
+  const single = figures.get(SDK_SINGLE)!.peak;
+  const withIds = figures.get(SDK_BATCHED_IDS)!.peak;
+  const rows = VARIANTS.map((variant) => {
+    const f = figures.get(variant)!;
+    const l = f.latency!;
+    return `| ${variant.name} | ${fmt(f.peak)} | ${ratio(f.peak, raw)} | ${fmt(l.achieved)} | ${ms(l.p50)} | ${ms(l.p99)} |`;
+  });
+  const cpu = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}`;
+  console.log(
+    [
+      `bench:client — ${CALLERS} concurrent callers in one process, one limiter, nats-server; ${cpu};`,
+      `median of ${ROUNDS} rounds of ${SECONDS}s; latency open loop at half each variant's own peak for ${LATENCY_SECONDS}s`,
+      '',
+      '| caller | decisions/s | vs raw | half-load rate/s | p50 ms | p99 ms |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      ...rows,
+      '',
+      `auto-batching vs raw nats.js request: ${ratio(batched, raw)} (goal >= 3x; >= 300,000/s: ${batched >= 300_000 ? 'met' : 'not met'})`,
+      `SDK without batching vs raw: ${ratio(single, raw)}, overhead ${((raw / single - 1) * 100).toFixed(1)}% (goal <= 10%)`,
+      `requestIds on vs off (auto-batching): ${ratio(withIds, batched)}`,
+    ].join('\n'),
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
