@@ -47,6 +47,12 @@ class LimitedController {
     return { ok: true };
   }
 
+  @Get('unknown')
+  @RateLimit({ quota: 'no-such-quota', key: byApiKey })
+  unknown(): { ok: true } {
+    return { ok: true };
+  }
+
   @Get('heavy')
   @RateLimit({ quota: 'guarded', key: byApiKey, cost: () => 2 })
   heavy(): { ok: true } {
@@ -151,6 +157,15 @@ describe.each<Platform>(['fastify', 'express'])('@RateLimit over HTTP (%s)', (pl
     const res = await get(`${url}/limited`);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'INVALID_REQUEST', field: 'key' });
+  });
+
+  it('answers 500 naming UNKNOWN_QUOTA for a route whose quota the limiter lacks', async () => {
+    const res = await get(`${url}/limited/unknown`, randomUUID());
+    expect(res.status).toBe(500);
+    // No limit decided it: no headers, as on the limiter's own HTTP API.
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    expect(res.headers.get('retry-after')).toBeNull();
+    expect(await res.json()).toMatchObject({ statusCode: 500, code: 'UNKNOWN_QUOTA' });
   });
 
   it('refuses a key the limiter cannot take with 400 naming the field, and stays up', async () => {

@@ -12,7 +12,7 @@ export class GreetingsController {
   @Get('health')
   @SkipRateLimit()
   health(): { status: 'ok' } {
-    return { status: 'ok' };
+    return this.greetings.health();
   }
 
   @Get('allowance')

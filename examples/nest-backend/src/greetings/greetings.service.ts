@@ -8,6 +8,10 @@ export const GREETINGS_QUOTA = 'example-api';
 export class GreetingsService {
   constructor(private readonly limiter: RateLimitClient) {}
 
+  health(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
   greet(name: string): { greeting: string } {
     return { greeting: `Hello, ${name}!` };
   }

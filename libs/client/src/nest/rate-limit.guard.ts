@@ -53,8 +53,7 @@ export class RateLimitGuard implements CanActivate {
       ...(quota !== undefined && { quota }),
       ...(cost !== undefined && { cost }),
     });
-    // Headers describe a limiter's answer; one the client made up (policy) has no limit to tell.
-    if (reply.policy !== true) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
+    if (limitDecided(reply)) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
     if (reply.allowed) return true;
     throw refusal(context, reply);
   }
@@ -87,6 +86,17 @@ export class RateLimitGuard implements CanActivate {
       throw error;
     }
   }
+}
+
+/**
+ * Whether a limit decided the reply, so headers can describe it: as the limiter's own HTTP API,
+ * not when it refused the request before any limit (invalid, unknown quota), and not for an answer
+ * the client made up by failure policy (no limiter answered).
+ */
+function limitDecided(reply: GuardReply): boolean {
+  return (
+    reply.policy !== true && reply.code !== 'INVALID_REQUEST' && reply.code !== 'UNKNOWN_QUOTA'
+  );
 }
 
 async function resolve<T>(
