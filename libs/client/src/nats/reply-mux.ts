@@ -1,10 +1,6 @@
-import {
-  createInbox,
-  type Msg,
-  type NatsConnection,
-  type NatsError,
-  type Subscription,
-} from 'nats';
+import { randomBytes } from 'node:crypto';
+// Types only: the HTTP client works without the nats package installed.
+import type { Msg, NatsConnection, NatsError, Subscription } from 'nats';
 import type { UnavailableReason } from '../errors';
 
 /** Whoever waits for the reply to one published request. */
@@ -20,8 +16,10 @@ interface Entry {
 
 const NO_RESPONDERS = 503;
 
-function inboxPrefixOf(connection: NatsConnection): string | undefined {
-  return (connection as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+/** An inbox of this client's own under the connection's inboxPrefix (default `_INBOX`). */
+function newInbox(connection: NatsConnection): string {
+  const prefix = (connection as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+  return `${prefix || '_INBOX'}.${randomBytes(12).toString('base64url')}`;
 }
 
 /**
@@ -41,7 +39,7 @@ export class ReplyMux {
 
   constructor(private readonly connection: NatsConnection) {
     // The connection's own inboxPrefix, so NATS permissions written for its inboxes still hold.
-    this.inbox = createInbox(inboxPrefixOf(connection));
+    this.inbox = newInbox(connection);
     this.prefixLength = this.inbox.length + 1;
     this.subscription = connection.subscribe(`${this.inbox}.*`, {
       callback: (error, msg) => this.onMessage(error, msg),
