@@ -6,8 +6,12 @@
  *   (b) NATS batches of 100 acquires, decisions/s, vs the echo responder at the batch reply size;
  *   (c) p50/p99 latency of single acquires sent open loop at half of the peak rate of (a);
  *   (d) HTTP `POST /rate/:key` vs a bare Fastify route, both under autocannon in its own process.
+ *   (e), (f) "NestJS transport": (a) and (b) against the limiter built from the commit before its
+ *       NATS side became a Nest transport strategy (bench/limiter/baseline.ts), plain JSON and
+ *       Nest envelopes; written to its own section of docs/benchmarks.md.
  * The load generator, the servers and nats-server share this machine's cores.
- * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build.
+ * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build of this tree;
+ * BENCH_ONLY=transport runs (e) and (f) only; BENCH_BASELINE_REF builds another peer for them.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,13 +19,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
+import { buildBaseline, DIRECT_NATS_REF } from './limiter/baseline';
 import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
+import { transportFigures } from './limiter/nest-transport';
 import { freePort, runNode, startNode, type Child } from './limiter/processes';
+import { median, rounds, ROUNDS } from './limiter/rounds';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+const ONLY_TRANSPORT = process.env.BENCH_ONLY === 'transport';
 const SECONDS = QUICK ? 0.5 : 3;
 const WARMUP_SECONDS = QUICK ? 0.3 : 2;
-const ROUNDS = 3;
 const IN_FLIGHT = 128;
 const BATCH_SIZE = 100;
 const BATCH_IN_FLIGHT = 8;
@@ -31,11 +38,6 @@ const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
 
 const root = join(__dirname, '..', '..', '..');
 const here = __dirname;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => n.toFixed(3);
@@ -92,15 +94,6 @@ async function autocannon(url: string, seconds: number): Promise<number> {
   return result.requests.average;
 }
 
-/** Runs `measure` for each peer in turn, ROUNDS times (alternating, so drift hits both alike). */
-async function rounds<T>(peers: (() => Promise<T>)[]): Promise<T[][]> {
-  const results: T[][] = peers.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, measure] of peers.entries()) results[i]!.push(await measure());
-  }
-  return results;
-}
-
 function medianLatency(samples: Latency[]): Latency {
   return {
     p50: median(samples.map((s) => s.p50)),
@@ -110,10 +103,9 @@ function medianLatency(samples: Latency[]): Latency {
   };
 }
 
-function writeDocs(section: string): void {
+function writeDocs(heading: string, section: string): void {
   const file = join(root, 'docs', 'benchmarks.md');
   const doc = readFileSync(file, 'utf8');
-  const heading = '## Limiter: `npm run bench:limiter`';
   const start = doc.indexOf(heading);
   // Our section runs to the next "## " heading; re-runs replace it, nothing else is touched.
   const next = start === -1 ? -1 : doc.indexOf('\n## ', start + heading.length);
@@ -130,41 +122,94 @@ function extractNotes(section: string): string {
   return at === -1 ? '' : section.slice(at + NOTES_MARKER.length).replace(/^\n*/, '\n');
 }
 
+/** A limiter process (`main`: its built main.js) serving `prefix`, ready once /readyz says so. */
+async function startLimiter(
+  main: string,
+  prefix: string,
+  dataDir: string,
+): Promise<Child & { url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = await startNode(
+    [main],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: prefix,
+      NATS_QUEUE_GROUP: `bench-${randomUUID()}`,
+      // Every request admitted: the slowest path (a receipt per request).
+      MAX_REQUESTS: '1000000000',
+      WINDOW_MILLIS: '1000',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
+    () => httpReady(`${url}/readyz`),
+  );
+  return Object.assign(child, { url });
+}
+
 async function main(): Promise<void> {
-  if (process.env.BENCH_SKIP_BUILD !== '1') {
+  const skipBuild = process.env.BENCH_SKIP_BUILD === '1';
+  if (!skipBuild) {
     execFileSync(join(root, 'node_modules', '.bin', 'nest'), ['build', 'limiter'], {
       cwd: root,
       stdio: 'inherit',
     });
   }
+  const baseline = buildBaseline(root, DIRECT_NATS_REF);
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const echoPrefix = `${prefix}.echo`;
+  const directPrefix = `${prefix}.direct`;
   const dataDir = mkdtempSync(join(tmpdir(), 'limiter-bench-'));
+  const directDataDir = mkdtempSync(join(tmpdir(), 'limiter-bench-direct-'));
   const children: Child[] = [];
   const nc = await connect({ servers: NATS_URL, name: 'bench-client' });
   try {
-    const limiterPort = await freePort();
-    const limiterUrl = `http://127.0.0.1:${limiterPort}`;
-    const limiter = await startNode(
-      [join(root, 'dist', 'apps', 'limiter', 'main.js')],
-      {
-        PORT: String(limiterPort),
-        HOST: '127.0.0.1',
-        NATS_URL,
-        NATS_SUBJECT_PREFIX: prefix,
-        NATS_QUEUE_GROUP: `bench-${randomUUID()}`,
-        // Every request admitted: the slowest path (a receipt per request).
-        MAX_REQUESTS: '1000000000',
-        WINDOW_MILLIS: '1000',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-      },
-      () => httpReady(`${limiterUrl}/readyz`),
+    const limiter = await startLimiter(
+      join(root, 'dist', 'apps', 'limiter', 'main.js'),
+      prefix,
+      dataDir,
     );
     children.push(limiter);
+    const direct = await startLimiter(baseline.main, directPrefix, directDataDir);
+    children.push(direct);
+    const limiterUrl = limiter.url;
 
     const singles = acquirePayloads();
     const batches = batchPayloads();
+    const transport = (seconds: number): Promise<string> =>
+      transportFigures({
+        nc,
+        strategy: prefix,
+        direct: directPrefix,
+        directRef: DIRECT_NATS_REF,
+        singles,
+        batches,
+        inFlight: IN_FLIGHT,
+        batchInFlight: BATCH_IN_FLIGHT,
+        batchSize: BATCH_SIZE,
+        seconds,
+      });
+    process.stderr.write('warming up the NestJS transport peers\n');
+    await transport(WARMUP_SECONDS / ROUNDS);
+    const transportTable = await transport(SECONDS);
+    process.stdout.write(`${transportTable}\n`);
+    const date = new Date().toISOString().slice(0, 10);
+    if (!QUICK) {
+      writeDocs(
+        '## NestJS transport: `npm run bench:limiter`',
+        generated(
+          `Run of ${date} (both limiters built as production builds them):`,
+          transportTable,
+        ),
+      );
+    }
+    const directExit = await direct.stop();
+    if (directExit !== 0)
+      throw new Error(`direct limiter exited ${directExit}:\n${direct.output()}`);
+    if (ONLY_TRANSPORT) return;
+
     const singleReply = await reply(nc, `${prefix}.acquire`, singles[0]!);
     const batchReply = await reply(nc, `${prefix}.acquire.batch`, batches[0]!);
     const echo = await startNode(
@@ -227,7 +272,6 @@ async function main(): Promise<void> {
     const limiterExit = await limiter.stop();
     if (limiterExit !== 0) throw new Error(`limiter exited ${limiterExit}:\n${limiter.output()}`);
 
-    const date = new Date().toISOString().slice(0, 10);
     const table = [
       `node ${process.version}; ${cpus().length} cores shared by the load generator, the servers and`,
       `nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
@@ -243,22 +287,21 @@ async function main(): Promise<void> {
     process.stdout.write(`${table}\n`);
     if (QUICK) return;
     writeDocs(
-      [
-        `Run of ${date} (\`dist/apps/limiter/main.js\`, as production runs it):`,
-        '',
-        '```',
-        table,
-        '```',
-        '',
-        NOTES_MARKER,
-        '',
-      ].join('\n'),
+      '## Limiter: `npm run bench:limiter`',
+      generated(`Run of ${date} (\`dist/apps/limiter/main.js\`, as production runs it):`, table),
     );
   } finally {
     await nc.close();
     for (const child of children.reverse()) await child.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of [dataDir, directDataDir, baseline.dir]) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
+}
+
+/** A generated block: its title line, the table, and the marker hand-written notes follow. */
+function generated(title: string, table: string): string {
+  return [title, '', '```', table, '```', '', NOTES_MARKER, ''].join('\n');
 }
 
 main().catch((error: unknown) => {

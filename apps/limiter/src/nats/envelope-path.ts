@@ -45,7 +45,7 @@ export class EnvelopePath {
       (bytes) => envelopeReply(id, bytes),
       (thrown: unknown) => envelopeError(id, thrown),
     );
-    this.responder.deliver(msg, reply, envelopeReply(id, handler.shuttingDown));
+    this.responder.deliver(msg, reply, () => envelopeReply(id, handler.shuttingDown));
   }
 
   private event(handler: NatsHandler, envelope: NestEnvelope, msg: Msg): void {

@@ -4,6 +4,9 @@ import { INTERNAL_ERROR_REPLY } from './nats-codec';
 import { logFailure, logReplyFailure } from './nats-log';
 import type { NatsReply } from './nats-requests.service';
 
+/** The reply a message still owed at the shutdown deadline gets. */
+export type Cut = Uint8Array | (() => Uint8Array);
+
 /**
  * Turns an operation into a subscription callback that answers every message exactly once, and
  * keeps track of replies still owed (waiters), so that shutdown can publish them before draining.
@@ -13,10 +16,7 @@ import type { NatsReply } from './nats-requests.service';
 export class NatsResponder {
   private readonly logger = new Logger('NatsResponder');
   /** Replies still owed, with what each is answered if shutdown cannot wait for it. */
-  private readonly owed = new Map<
-    Msg,
-    { readonly done: Promise<void>; readonly cut: Uint8Array }
-  >();
+  private readonly owed = new Map<Msg, { readonly done: Promise<void>; readonly cut: Cut }>();
 
   /** `failureReply` answers a message whose handler failed (the control plane has its own shape). */
   constructor(private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY) {}
@@ -46,8 +46,11 @@ export class NatsResponder {
     };
   }
 
-  /** Answers `msg` with `reply` now, or when it settles (owed until then; `cut` at the deadline). */
-  deliver(msg: Msg, reply: NatsReply, cut: Uint8Array): void {
+  /**
+   * Answers `msg` with `reply` now, or when it settles (owed until then; `cut` at the deadline,
+   * made only then when it is a function).
+   */
+  deliver(msg: Msg, reply: NatsReply, cut: Cut): void {
     if (reply instanceof Promise) this.answerLater(msg, reply, cut);
     else this.answer(msg, reply);
   }
@@ -72,11 +75,11 @@ export class NatsResponder {
   answerOwed(): void {
     for (const [msg, { cut }] of this.owed) {
       this.owed.delete(msg);
-      this.answer(msg, cut);
+      this.answer(msg, typeof cut === 'function' ? cut() : cut);
     }
   }
 
-  private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Uint8Array): void {
+  private answerLater(msg: Msg, reply: Promise<Uint8Array>, cut: Cut): void {
     const done = reply
       .catch((thrown: unknown) => {
         logFailure(msg, thrown);

@@ -54,8 +54,11 @@ export class NatsTransport
   protected override readonly logger = new Logger('NatsTransport');
   private readonly responder = new NatsResponder();
   private readonly handlers: NatsHandler[];
-  private readonly envelopes = new EnvelopePath(this.responder, (pattern) =>
-    this.getHandlerByPattern(pattern),
+  // Patterns are plain operation names: looked up as they are (Nest's getHandlerByPattern tries
+  // JSON.parse on each first, which throws for a plain name: an exception per message).
+  private readonly envelopes = new EnvelopePath(
+    this.responder,
+    (pattern) => this.messageHandlers.get(pattern) ?? null,
   );
   /** Nest asked the strategy to listen; the app has bootstrapped. Serving needs both. */
   private listening = false;
