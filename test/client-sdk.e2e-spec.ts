@@ -11,6 +11,7 @@ import {
   LimiterUnavailableError,
   RateLimitClient,
   RateLimitHttpClient,
+  RequestAbortedError,
   RequestRefusedError,
   type FailurePolicy,
   type RateLimitClientOptions,
@@ -260,6 +261,25 @@ describe.each([natsFlavour, httpFlavour])('client over $name', (flavour) => {
         reason: flavour.unreachable,
       });
     });
+  });
+
+  it('an aborted call rejects with RequestAbortedError at once', async () => {
+    const client = flavour.silent({ timeoutMs: 10_000 });
+    const controller = new AbortController();
+    const call = client.acquire({ key: 'x', wait: true }, { signal: controller.signal });
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(
+      client.stats({ key: 'x' }, { signal: AbortSignal.abort() }),
+    ).rejects.toBeInstanceOf(RequestAbortedError);
+  });
+
+  it("a waiting acquire's timeout covers its wait", async () => {
+    const client = flavour.silent({ timeoutMs: 300, failurePolicy: 'throw' });
+    const started = performance.now();
+    const call = client.acquire({ key: 'x', wait: true, maxWaitMs: 400 });
+    await expect(call).rejects.toMatchObject({ reason: 'timeout' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(690);
   });
 
   describe('failure policy when the limiter never answers', () => {
