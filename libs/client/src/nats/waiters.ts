@@ -46,10 +46,17 @@ export class BatchWaiter implements ReplyWaiter {
   ) {}
 
   onReply(data: Uint8Array): void {
-    let replies: readonly AcquireReply[];
+    let replies: readonly AcquireReply[] | undefined;
     try {
-      replies = operationResult<BatchReply>(decodeJson(data)).replies;
+      const json = decodeJson(data);
+      replies = json === null ? undefined : operationResult<BatchReply | undefined>(json)?.replies;
     } catch (error) {
+      for (const call of this.calls) call.fail(error);
+      return;
+    }
+    // JSON that is no BatchReply (a foreign responder on the subject): every caller still hears.
+    if (!Array.isArray(replies)) {
+      const error = unavailableError('timeout', undefined, 'the reply is not a batch reply');
       for (const call of this.calls) call.fail(error);
       return;
     }
