@@ -46,7 +46,7 @@ export class BatchWaiter implements ReplyWaiter {
   ) {}
 
   onReply(data: Uint8Array): void {
-    let replies: readonly AcquireReply[] | undefined;
+    let replies: unknown;
     try {
       const json = decodeJson(data);
       replies = json === null ? undefined : operationResult<BatchReply | undefined>(json)?.replies;
@@ -55,7 +55,7 @@ export class BatchWaiter implements ReplyWaiter {
       return;
     }
     // JSON that is no BatchReply (a foreign responder on the subject): every caller still hears.
-    if (!Array.isArray(replies)) {
+    if (!isReplyList(replies)) {
       const error = unavailableError('timeout', undefined, 'the reply is not a batch reply');
       for (const call of this.calls) call.fail(error);
       return;
@@ -75,4 +75,8 @@ export class BatchWaiter implements ReplyWaiter {
       this.calls[i]!.settleWith(() => policyReply(this.policy, request, reason));
     }
   }
+}
+
+function isReplyList(value: unknown): value is readonly AcquireReply[] {
+  return Array.isArray(value);
 }
