@@ -131,7 +131,12 @@ export class RateLimitHttpClient {
       if (answer instanceof Unanswered) {
         return sent.map((request) => policyReply(this.policy, request, answer.reason));
       }
-      return operationResult<BatchReply>(answer).replies.map(acquireResult);
+      const replies: unknown = operationResult<BatchReply>(answer).replies;
+      // JSON that is no BatchReply (a gateway's own error body): no limiter answered.
+      if (!Array.isArray(replies)) {
+        return sent.map((request) => policyReply(this.policy, request, 'http'));
+      }
+      return (replies as AcquireReply[]).map(acquireResult);
     });
   }
 
@@ -167,7 +172,9 @@ export class RateLimitHttpClient {
   ): Promise<ClientAcquireReply> {
     const answer = await this.exchange('POST', path, request, timeoutMs, { signal });
     if (answer instanceof Unanswered) return policyReply(this.policy, request, answer.reason);
-    return acquireResult(answer as AcquireReply);
+    // JSON that is no AcquireReply (a gateway's own error body): no limiter answered.
+    if (!isDecision(answer)) return policyReply(this.policy, request, 'http');
+    return acquireResult(answer);
   }
 
   private operation<T>(
@@ -223,6 +230,12 @@ export class RateLimitHttpClient {
     }
     return new Unanswered('http', `HTTP ${response.status} without a reply body`);
   }
+}
+
+/** The limiter's acquire-shaped replies (its internal-error reply too) all carry these two. */
+function isDecision(answer: unknown): answer is AcquireReply {
+  const reply = answer as { allowed?: unknown; code?: unknown };
+  return typeof reply.allowed === 'boolean' && typeof reply.code === 'string';
 }
 
 /** fetch's TypeError hides the reason (ECONNREFUSED...) in `cause`. */
