@@ -36,4 +36,24 @@ describe('BatchWaiter', () => {
     expect(first).toMatchObject({ status: 'fulfilled', value: { key: 'a', allowed: true } });
     expect((second as PromiseRejectedResult).reason).toBeInstanceOf(LimiterUnavailableError);
   });
+
+  // The limiter's whole-message refusal (its shutdown deadline, an internal error) on a batch: an
+  // acquire-like call resolves a limiter's answer, it never throws RequestRefusedError.
+  it('answers each caller a refusal of its own when the limiter refuses the whole batch', async () => {
+    const { waiter, calls } = batchOf();
+    const outcomes = Promise.allSettled(calls.map((call) => call.promise));
+    const shutdown = { ok: false, allowed: false, code: 'UNAVAILABLE', reason: 'shutting down' };
+    waiter.onReply(Buffer.from(JSON.stringify(shutdown)));
+    const [first, second] = await outcomes;
+    for (const [outcome, key] of [
+      [first, 'a'],
+      [second, 'b'],
+    ] as const) {
+      expect(outcome).toMatchObject({
+        status: 'fulfilled',
+        value: { allowed: false, code: 'UNAVAILABLE', key, reason: 'shutting down', quota: '' },
+      });
+      expect((outcome as PromiseFulfilledResult<ClientAcquireReply>).value.policy).toBeUndefined();
+    }
+  });
 });

@@ -4,7 +4,7 @@ import type { UnavailableReason } from '../errors';
 import type { ClientAcquireReply, FailurePolicy } from '../options';
 import type { PendingCall } from '../pending-call';
 import { policyReply, unavailableError } from '../policy-reply';
-import { acquireResult, operationResult, unnestBatchReason } from '../replies';
+import { acquireResult, batchRefusalFor, operationResult, unnestBatchReason } from '../replies';
 import type { ReplyWaiter } from './reply-mux';
 
 /** An acquire or decide sent alone: the limiter's reply, or the failure policy's. */
@@ -49,6 +49,10 @@ export class BatchWaiter implements ReplyWaiter {
     let replies: unknown;
     try {
       const json = decodeJson(data);
+      if (json !== null && batchRefusalFor(json, this.requests[0]!) !== undefined) {
+        this.refuseEach(json);
+        return;
+      }
       replies = json === null ? undefined : operationResult<BatchReply | undefined>(json)?.replies;
     } catch (error) {
       for (const call of this.calls) call.fail(error);
@@ -66,6 +70,12 @@ export class BatchWaiter implements ReplyWaiter {
       const reply = replies[i];
       if (reply === undefined) call.fail(unavailableError('timeout', undefined, 'short batch'));
       else call.settleWith(() => acquireResult(unnestBatchReason(reply, i)));
+    }
+  }
+
+  private refuseEach(refusal: unknown): void {
+    for (let i = 0; i < this.calls.length; i++) {
+      this.calls[i]!.succeed(batchRefusalFor(refusal, this.requests[i]!)!);
     }
   }
 
