@@ -274,6 +274,37 @@ describe.each([natsFlavour, httpFlavour])('client over $name', (flavour) => {
     ).rejects.toBeInstanceOf(RequestAbortedError);
   });
 
+  it("a call's timeoutMs that is not > 0 is refused before sending: nothing charged", async () => {
+    const client = flavour.served();
+    const k = key();
+    for (const timeoutMs of [0, -1, Number.NaN]) {
+      await expect(client.acquire({ key: k, quota: fx.quota }, { timeoutMs })).rejects.toThrow(
+        /^timeoutMs: must be a number > 0$/,
+      );
+      await expect(client.batch([{ key: k, quota: fx.quota }], { timeoutMs })).rejects.toThrow(
+        RangeError,
+      );
+    }
+    const stats = await client.stats({ key: k, quota: fx.quota });
+    expect(stats.limits[0]).toMatchObject({ used: 0 });
+  });
+
+  it('a wait beyond what a timer can hold (a far deadline) does not time out at once', async () => {
+    const client = flavour.silent();
+    const controller = new AbortController();
+    const monthAhead = Date.now() + 30 * 24 * 3600 * 1000;
+    const call = client.acquire(
+      { key: 'x', wait: true, deadline: monthAhead },
+      { signal: controller.signal },
+    );
+    const huge = client.stats({ key: 'x' }, { timeoutMs: 2 ** 31, signal: controller.signal });
+    // A timer that overflowed fires after 1 ms, well before this one.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(huge).rejects.toBeInstanceOf(RequestAbortedError);
+  });
+
   it("a waiting acquire's timeout covers its wait", async () => {
     const client = flavour.silent({ timeoutMs: 300, failurePolicy: 'throw' });
     const started = performance.now();
@@ -357,6 +388,27 @@ describe('NATS client only', () => {
     );
     await fx.nc.flush();
     expect(await wire.settled()).toEqual({ batches: [], singles: 5 });
+    await wire.close();
+  });
+
+  it('a batch whose signal is already aborted sends nothing and charges nothing', async () => {
+    const wire = await observe(fx.prefix);
+    const client = natsFlavour.served();
+    const k = key();
+    const call = client.batch(
+      [
+        { key: k, quota: fx.quota },
+        { key: k, quota: fx.quota },
+      ],
+      {
+        signal: AbortSignal.abort(),
+      },
+    );
+    await expect(call).rejects.toBeInstanceOf(RequestAbortedError);
+    await fx.nc.flush();
+    expect(await wire.settled()).toEqual({ batches: [], singles: 0 });
+    const stats = await client.stats({ key: k, quota: fx.quota });
+    expect(stats.limits[0]).toMatchObject({ used: 0 });
     await wire.close();
   });
 

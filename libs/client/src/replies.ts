@@ -1,4 +1,4 @@
-import type { AcquireReply, ErrorReply } from '@app/contracts';
+import type { AcquireReply, AcquireRequest, ErrorReply } from '@app/contracts';
 import { InvalidRequestError, RequestRefusedError } from './errors';
 
 /** The field an INVALID_REQUEST reason names first (`cost.tokens: must be ...` → `cost.tokens`). */
@@ -20,6 +20,30 @@ function invalidError(field: string, reason: string): never {
 
 function isErrorReply(reply: unknown): reply is ErrorReply {
   return (reply as { ok?: unknown }).ok === false;
+}
+
+/**
+ * A refusal of a whole acquire.batch other than INVALID_REQUEST (the limiter's shutdown deadline,
+ * an internal error), as each auto-batched caller's own reply: acquire-like calls resolve the
+ * limiter's refusals, they never throw them. Undefined when `reply` is no such refusal.
+ */
+export function batchRefusalFor(reply: unknown, request: AcquireRequest): AcquireReply | undefined {
+  if (!isErrorReply(reply) || reply.code === 'INVALID_REQUEST') return undefined;
+  return {
+    allowed: false,
+    code: reply.code,
+    requestId: request.requestId ?? '',
+    key: request.key,
+    quota: request.quota ?? '',
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+    waitedMs: 0,
+    limitName: '',
+    shadow: false,
+    reason: reply.reason,
+  };
 }
 
 /** A release, usage or stats reply: an ErrorReply becomes the error it describes. */

@@ -16,3 +16,19 @@ export function acquireTimeoutMs(request: AcquireRequest, timeoutMs: number): nu
       : Math.min(request.maxWaitMs, untilDeadline ?? request.maxWaitMs);
   return timeoutMs + wait;
 }
+
+/** The longest delay a Node timer keeps (about 24.8 days): a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timeout as a timer can arm it: a longer one (a far deadline, Infinity) waits the longest. */
+export function timerDelayMs(timeoutMs: number): number {
+  return Math.min(timeoutMs, MAX_TIMER_MS);
+}
+
+/** A call's own timeoutMs is checked as the client's is, before anything is sent. */
+export function checkCallOptions(options: { readonly timeoutMs?: number } | undefined): void {
+  const timeoutMs = options?.timeoutMs;
+  if (timeoutMs !== undefined && !(timeoutMs > 0)) {
+    throw new RangeError('timeoutMs: must be a number > 0');
+  }
+}

@@ -20,7 +20,7 @@ import {
 import { policyReply, unavailableError } from '../policy-reply';
 import { acquireResult, operationResult } from '../replies';
 import { RequestIdGenerator } from '../request-ids';
-import { acquireTimeoutMs } from '../timeouts';
+import { acquireTimeoutMs, checkCallOptions, timerDelayMs } from '../timeouts';
 import { checkAcquire, checkBatch, checkRelease, checkStats, checkUsage } from '../validate';
 
 export interface RateLimitHttpClientOptions {
@@ -68,6 +68,7 @@ export class RateLimitHttpClient {
 
   acquire(request: AcquireRequest, options?: CallOptions): Promise<ClientAcquireReply> {
     return this.track(async () => {
+      checkCallOptions(options);
       checkAcquire(request);
       const sent = this.withId(request);
       const timeout = acquireTimeoutMs(sent, options?.timeoutMs ?? this.timeoutMs);
@@ -77,6 +78,7 @@ export class RateLimitHttpClient {
 
   decide(request: AcquireRequest, options?: CallOptions): Promise<ClientAcquireReply> {
     return this.track(async () => {
+      checkCallOptions(options);
       checkAcquire(request);
       const timeout = options?.timeoutMs ?? this.timeoutMs;
       return this.decision(API_ROUTES.decide, this.withId(request), timeout, options?.signal);
@@ -93,6 +95,7 @@ export class RateLimitHttpClient {
 
   stats(request: StatsRequest, options?: CallOptions): Promise<KeyStats> {
     return this.track(async () => {
+      checkCallOptions(options);
       checkStats(request);
       const path = API_ROUTES.stats.replace(':key', encodeURIComponent(request.key));
       const query =
@@ -114,6 +117,7 @@ export class RateLimitHttpClient {
 
   batch(requests: readonly AcquireRequest[], options?: CallOptions): Promise<ClientAcquireReply[]> {
     return this.track(async () => {
+      checkCallOptions(options);
       checkBatch(requests);
       if (requests.length === 0) return [];
       const sent = requests.map((request) => this.withId(request));
@@ -127,7 +131,12 @@ export class RateLimitHttpClient {
       if (answer instanceof Unanswered) {
         return sent.map((request) => policyReply(this.policy, request, answer.reason));
       }
-      return operationResult<BatchReply>(answer).replies.map(acquireResult);
+      const replies: unknown = operationResult<BatchReply>(answer).replies;
+      // JSON that is no BatchReply (a gateway's own error body): no limiter answered.
+      if (!Array.isArray(replies)) {
+        return sent.map((request) => policyReply(this.policy, request, 'http'));
+      }
+      return (replies as AcquireReply[]).map(acquireResult);
     });
   }
 
@@ -163,7 +172,9 @@ export class RateLimitHttpClient {
   ): Promise<ClientAcquireReply> {
     const answer = await this.exchange('POST', path, request, timeoutMs, { signal });
     if (answer instanceof Unanswered) return policyReply(this.policy, request, answer.reason);
-    return acquireResult(answer as AcquireReply);
+    // JSON that is no AcquireReply (a gateway's own error body): no limiter answered.
+    if (!isDecision(answer)) return policyReply(this.policy, request, 'http');
+    return acquireResult(answer);
   }
 
   private operation<T>(
@@ -173,6 +184,7 @@ export class RateLimitHttpClient {
     options: CallOptions | undefined,
   ): Promise<T> {
     return this.track(async () => {
+      checkCallOptions(options);
       check(request);
       const answer = await this.exchange('POST', path, request, this.timeout(options), options);
       if (answer instanceof Unanswered)
@@ -193,7 +205,7 @@ export class RateLimitHttpClient {
     timeoutMs: number,
     options: CallOptions | undefined,
   ): Promise<unknown> {
-    const timer = AbortSignal.timeout(timeoutMs);
+    const timer = AbortSignal.timeout(timerDelayMs(timeoutMs));
     const signal = options?.signal === undefined ? timer : AbortSignal.any([timer, options.signal]);
     let response: Response;
     let text: string;
@@ -218,6 +230,12 @@ export class RateLimitHttpClient {
     }
     return new Unanswered('http', `HTTP ${response.status} without a reply body`);
   }
+}
+
+/** The limiter's acquire-shaped replies (its internal-error reply too) all carry these two. */
+function isDecision(answer: unknown): answer is AcquireReply {
+  const reply = answer as { allowed?: unknown; code?: unknown };
+  return typeof reply.allowed === 'boolean' && typeof reply.code === 'string';
 }
 
 /** fetch's TypeError hides the reason (ECONNREFUSED...) in `cause`. */

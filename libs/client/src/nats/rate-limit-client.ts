@@ -22,7 +22,7 @@ import {
 } from '../options';
 import { PendingCall } from '../pending-call';
 import { RequestIdGenerator } from '../request-ids';
-import { acquireTimeoutMs } from '../timeouts';
+import { acquireTimeoutMs, checkCallOptions } from '../timeouts';
 import { checkAcquire, checkBatch, checkRelease, checkStats, checkUsage } from '../validate';
 import { AcquireBatcher } from './acquire-batcher';
 import { ReplyMux, type ReplyWaiter } from './reply-mux';
@@ -72,7 +72,7 @@ export class RateLimitClient {
    * entries cannot) or has its own timeoutMs.
    */
   acquire(request: AcquireRequest, options?: CallOptions): Promise<ClientAcquireReply> {
-    const refused = this.refuse(request, checkAcquire);
+    const refused = this.refuse(request, checkAcquire, options);
     if (refused !== undefined) return refused;
     const sent = this.withId(request);
     if (this.batcher !== undefined && sent.wait !== true && options?.timeoutMs === undefined) {
@@ -86,7 +86,7 @@ export class RateLimitClient {
 
   /** Answers as acquire would, charging nothing; never batched (acquire.batch only acquires). */
   decide(request: AcquireRequest, options?: CallOptions): Promise<ClientAcquireReply> {
-    const refused = this.refuse(request, checkAcquire);
+    const refused = this.refuse(request, checkAcquire, options);
     if (refused !== undefined) return refused;
     const timeout = options?.timeoutMs ?? this.timeoutMs;
     return this.decision(this.subjects.decide, this.withId(request), timeout, options?.signal);
@@ -106,13 +106,15 @@ export class RateLimitClient {
 
   /** One acquire.batch of these requests as given (at most 1000, none waiting), in order. */
   batch(requests: readonly AcquireRequest[], options?: CallOptions): Promise<ClientAcquireReply[]> {
-    const refused = this.refuse(requests, checkBatch);
+    const refused = this.refuse(requests, checkBatch, options);
     if (refused !== undefined) return refused;
     if (requests.length === 0) return Promise.resolve([]);
+    const outer = new PendingCall<ClientAcquireReply[]>(options?.signal, this.cancelAlone);
+    // Aborted before it was sent: nothing goes out, nothing is charged (as for the other calls).
+    if (outer.settled) return outer.promise;
     const sent = requests.map((request) => this.withId(request));
     const calls = sent.map(() => new PendingCall<ClientAcquireReply>());
     const all = Promise.all(calls.map((call) => call.promise));
-    const outer = new PendingCall<ClientAcquireReply[]>(options?.signal, this.cancelAlone);
     all.then(
       (replies) => outer.succeed(replies),
       (error: unknown) => outer.fail(error),
@@ -133,9 +135,14 @@ export class RateLimitClient {
     this.mux.unsubscribe();
   }
 
-  private refuse<I>(input: I, check: (input: I) => void): Promise<never> | undefined {
+  private refuse<I>(
+    input: I,
+    check: (input: I) => void,
+    options: CallOptions | undefined,
+  ): Promise<never> | undefined {
     if (this.closed) return Promise.reject(new ClientClosedError());
     try {
+      checkCallOptions(options);
       check(input);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -167,7 +174,7 @@ export class RateLimitClient {
     check: (input: unknown) => void,
     options: CallOptions | undefined,
   ): Promise<T> {
-    const refused = this.refuse<unknown>(request, check);
+    const refused = this.refuse<unknown>(request, check, options);
     if (refused !== undefined) return refused;
     const call = new PendingCall<T>(options?.signal, this.cancelAlone);
     if (call.settled) return call.promise;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 // Types only: the HTTP client works without the nats package installed.
 import type { Msg, NatsConnection, NatsError, Subscription } from 'nats';
 import type { UnavailableReason } from '../errors';
+import { timerDelayMs } from '../timeouts';
 
 /** Whoever waits for the reply to one published request. */
 export interface ReplyWaiter {
@@ -59,7 +60,7 @@ export class ReplyMux {
       return -1;
     }
     const token = (this.nextToken = (this.nextToken + 1) % Number.MAX_SAFE_INTEGER);
-    const timer = setTimeout(this.expireBound, timeoutMs, token);
+    const timer = setTimeout(this.expireBound, timerDelayMs(timeoutMs), token);
     this.entries.set(token, { waiter, timer });
     try {
       this.connection.publish(subject, data, { reply: `${this.inbox}.${token}` });

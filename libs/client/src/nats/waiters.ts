@@ -4,7 +4,7 @@ import type { UnavailableReason } from '../errors';
 import type { ClientAcquireReply, FailurePolicy } from '../options';
 import type { PendingCall } from '../pending-call';
 import { policyReply, unavailableError } from '../policy-reply';
-import { acquireResult, operationResult, unnestBatchReason } from '../replies';
+import { acquireResult, batchRefusalFor, operationResult, unnestBatchReason } from '../replies';
 import type { ReplyWaiter } from './reply-mux';
 
 /** An acquire or decide sent alone: the limiter's reply, or the failure policy's. */
@@ -46,10 +46,21 @@ export class BatchWaiter implements ReplyWaiter {
   ) {}
 
   onReply(data: Uint8Array): void {
-    let replies: readonly AcquireReply[];
+    let replies: unknown;
     try {
-      replies = operationResult<BatchReply>(decodeJson(data)).replies;
+      const json = decodeJson(data);
+      if (json !== null && batchRefusalFor(json, this.requests[0]!) !== undefined) {
+        this.refuseEach(json);
+        return;
+      }
+      replies = json === null ? undefined : operationResult<BatchReply | undefined>(json)?.replies;
     } catch (error) {
+      for (const call of this.calls) call.fail(error);
+      return;
+    }
+    // JSON that is no BatchReply (a foreign responder on the subject): every caller still hears.
+    if (!isReplyList(replies)) {
+      const error = unavailableError('timeout', undefined, 'the reply is not a batch reply');
       for (const call of this.calls) call.fail(error);
       return;
     }
@@ -62,10 +73,20 @@ export class BatchWaiter implements ReplyWaiter {
     }
   }
 
+  private refuseEach(refusal: unknown): void {
+    for (let i = 0; i < this.calls.length; i++) {
+      this.calls[i]!.succeed(batchRefusalFor(refusal, this.requests[i]!)!);
+    }
+  }
+
   onFailure(reason: UnavailableReason): void {
     for (let i = 0; i < this.calls.length; i++) {
       const request = this.requests[i]!;
       this.calls[i]!.settleWith(() => policyReply(this.policy, request, reason));
     }
   }
+}
+
+function isReplyList(value: unknown): value is readonly AcquireReply[] {
+  return Array.isArray(value);
 }

@@ -18,7 +18,10 @@ export class RateLimitConnection {
     }
     const servers = typeof options.servers === 'string' ? options.servers : [...options.servers];
     const name = options.connectionName ?? DEFAULT_CONNECTION_NAME;
-    return new RateLimitConnection(await connect({ servers, name }), true);
+    // Reconnect for as long as NATS is away: nats.js gives up after 10 attempts by default, and a
+    // closed connection would answer every guarded call by the failure policy until a restart.
+    const connection = await connect({ servers, name, maxReconnectAttempts: -1 });
+    return new RateLimitConnection(connection, true);
   }
 
   /** Drains the connection the module opened; a caller's connection is left as it is. */
