@@ -25,15 +25,22 @@ const MINUTE = 60_000;
 class ThrottledController {
   /** Under the `short` throttler only: its quota has the throttler's limit, 3. */
   @Get('short')
-  @SkipThrottle({ wide: true })
+  @SkipThrottle({ wide: true, ghost: true })
   short(): { ok: true } {
     return { ok: true };
   }
 
   /** Under the `wide` throttler only: it says 10, its quota (`narrow`) allows 2. */
   @Get('wide')
-  @SkipThrottle({ short: true })
+  @SkipThrottle({ short: true, ghost: true })
   wide(): { ok: true } {
+    return { ok: true };
+  }
+
+  /** Under the `ghost` throttler only: its quota does not exist on the limiter. */
+  @Get('ghost')
+  @SkipThrottle({ short: true, wide: true })
+  ghost(): { ok: true } {
     return { ok: true };
   }
 }
@@ -55,9 +62,10 @@ describe('RateLimitThrottlerStorage with ThrottlerGuard', () => {
             throttlers: [
               { name: 'short', ttl: MINUTE, limit: 3 },
               { name: 'wide', ttl: MINUTE, limit: 10 },
+              { name: 'ghost', ttl: MINUTE, limit: 5 },
             ],
             storage: new RateLimitThrottlerStorage(client, {
-              quotas: { wide: 'narrow' },
+              quotas: { wide: 'narrow', ghost: 'missing' },
               logger: { warn: (message: unknown) => void warnings.push(String(message)) },
             }),
           }),
@@ -98,5 +106,13 @@ describe('RateLimitThrottlerStorage with ThrottlerGuard', () => {
     expect(mismatch).toHaveLength(1);
     expect(mismatch[0]).toContain('"narrow"');
     expect(warnings.some((w) => w.includes('"short"'))).toBe(false);
+  });
+
+  it('refuses the calls of a throttler whose quota the limiter lacks, and says why once', async () => {
+    expect((await fetch(`${url}/ghost`)).status).toBe(429);
+    expect((await fetch(`${url}/ghost`)).status).toBe(429);
+    const ghost = warnings.filter((w) => w.includes('"ghost"'));
+    expect(ghost).toHaveLength(1);
+    expect(ghost[0]).toContain('"missing", which the limiter does not have');
   });
 });

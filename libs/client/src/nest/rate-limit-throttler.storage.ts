@@ -44,17 +44,28 @@ export class RateLimitThrottlerStorage implements ThrottlerStorage {
   ): Promise<ThrottlerRecord> {
     const quota = this.options.quotas?.[throttlerName] ?? throttlerName;
     const reply: ClientAcquireReply = await this.client.acquire({ key, quota });
-    if (reply.policy !== true) this.warnOnMismatch(throttlerName, quota, limit, reply.limit);
+    if (reply.code === 'UNKNOWN_QUOTA')
+      this.warnOnce(throttlerName, unknownQuota(throttlerName, quota));
+    else if (reply.policy !== true && reply.limit !== limit)
+      this.warnOnce(throttlerName, mismatch(throttlerName, quota, limit, reply.limit));
     return toThrottlerRecord(reply);
   }
 
-  private warnOnMismatch(name: string, quota: string, expected: number, actual: number): void {
-    if (expected === actual || this.warned.has(name)) return;
+  /** One warning per throttler name: its calls are many, the cause is one. */
+  private warnOnce(name: string, message: string): void {
+    if (this.warned.has(name)) return;
     this.warned.add(name);
-    this.logger.warn(
-      `throttler "${name}" has limit ${expected} but the limiter's quota "${quota}" allows ${actual}; the limiter's limit is the one enforced`,
-    );
+    this.logger.warn(message);
   }
+}
+
+function mismatch(name: string, quota: string, expected: number, actual: number): string {
+  return `throttler "${name}" has limit ${expected} but the limiter's quota "${quota}" allows ${actual}; the limiter's limit is the one enforced`;
+}
+
+// Every call of such a throttler is refused (the limiter refuses UNKNOWN_QUOTA), so say why.
+function unknownQuota(name: string, quota: string): string {
+  return `throttler "${name}" maps to quota "${quota}", which the limiter does not have: every call is refused; create the quota or map the throttler with the storage's \`quotas\` option`;
 }
 
 /** An AcquireReply as the throttler's record: hits so far, and seconds until reset or retry. */
