@@ -65,6 +65,8 @@ const corpus: readonly BadInput[] = [
   acquire('newline in key', { key: 'vic\ntim' }, 'key'),
   acquire('DEL in key', { key: 'victim\u007f' }, 'key'),
   acquire('lone surrogate in key', '{"key":"victim\\ud800"}', 'key'),
+  acquire('key of spaces', { key: '   ' }, 'key'),
+  acquire('key of no-break and ideographic spaces', { key: '\u00a0\u3000' }, 'key'),
   // quota
   acquire('number quota', { key: VICTIM, quota: 5 }, 'quota'),
   acquire('null quota', { key: VICTIM, quota: null }, 'quota'),
@@ -113,6 +115,7 @@ const corpus: readonly BadInput[] = [
   // release
   json('release: not JSON', '/v1/release', 'release me', 'body'),
   json('release: missing key', '/v1/release', { requestId: 'r1' }, 'key'),
+  json('release: blank key', '/v1/release', { key: ' ', requestId: 'r1' }, 'key'),
   json('release: number requestId', '/v1/release', { key: VICTIM, requestId: 5 }, 'requestId'),
   json('release: empty leaseId', '/v1/release', { key: VICTIM, leaseId: '' }, 'leaseId'),
   json('release: unknown quota', '/v1/release', { key: VICTIM, quota: 'nope' }, 'quota', 404),
@@ -120,10 +123,13 @@ const corpus: readonly BadInput[] = [
   json('usage: missing cost', '/v1/usage', { key: VICTIM }, 'cost'),
   json('usage: negative cost', '/v1/usage', { key: VICTIM, cost: { tokens: -3 } }, 'cost.tokens'),
   json('usage: control character in key', '/v1/usage', { key: '\u0007', cost: 1 }, 'key'),
+  json('usage: blank key', '/v1/usage', { key: '  ', cost: 1 }, 'key'),
+  json('decide: blank key', '/v1/decide', { key: '\u2003' }, 'key'),
   json('usage: unknown quota', '/v1/usage', { key: VICTIM, quota: 'nope', cost: 1 }, 'quota', 404),
   // stats
   gocc('stats: 300-byte key', 'GET', `/v1/stats/${longKey}`, 'key'),
   gocc('stats: control character in key', 'GET', '/v1/stats/%01victim', 'key'),
+  gocc('stats: blank key', 'GET', '/v1/stats/%20%20', 'key'),
   gocc('stats: bad quota name', 'GET', '/v1/stats/victim?quota=bad!', 'quota'),
   gocc('stats: quota given twice', 'GET', '/v1/stats/victim?quota=a&quota=b', 'quota'),
   gocc('stats: unknown quota', 'GET', '/v1/stats/victim?quota=nope', 'quota', 404),
@@ -141,11 +147,28 @@ const corpus: readonly BadInput[] = [
   gocc('rate: newline in key', 'POST', '/rate/vic%0Atim', 'key'),
   gocc('rate: DEL in key', 'GET', '/rate/%7Fvictim', 'key'),
   gocc('rate: C1 control in key', 'POST', '/rate/%C2%85victim', 'key'),
+  gocc('rate: key of spaces', 'POST', '/rate/%20%20%20', 'key'),
+  gocc('rate: key of no-break spaces by GET', 'GET', '/rate/%C2%A0%C2%A0', 'key'),
   gocc('rate: bad canWait', 'POST', '/rate/victim?canWait=maybe', 'canWait'),
   gocc('rate: canWait twice', 'POST', '/rate/victim?canWait=true&canWait=false', 'canWait'),
   gocc('rate: empty canWait', 'POST', '/rate/victim?canWait=', 'canWait'),
   gocc('rate: negative maxRequests', 'POST', '/rate/victim?maxRequests=-1', 'maxRequests'),
   gocc('rate: fractional maxRequests', 'POST', '/rate/victim?maxRequests=1.5', 'maxRequests'),
+  // out of range is bad input, answered before the 403 for a client not allowed to override
+  gocc('rate: zero maxRequests', 'POST', '/rate/victim?maxRequests=0', 'maxRequests'),
+  gocc('rate: maxRequests over 10^9', 'GET', '/rate/victim?maxRequests=1000000001', 'maxRequests'),
+  gocc(
+    'rate: negative maxRequestsInQueue',
+    'POST',
+    '/rate/victim?maxRequestsInQueue=-1',
+    'maxRequestsInQueue',
+  ),
+  gocc(
+    'rate: maxRequestsInQueue over 10^9',
+    'POST',
+    '/rate/victim?maxRequestsInQueue=99999999999',
+    'maxRequestsInQueue',
+  ),
   gocc('rate: NaN maxRequests', 'POST', '/rate/victim?maxRequests=NaN', 'maxRequests'),
   gocc(
     'rate: text maxRequestsInQueue',
@@ -164,8 +187,10 @@ const corpus: readonly BadInput[] = [
   gocc('release: newline in requestId', 'DELETE', '/rate/victim/a%0Ab', 'requestId'),
   gocc('release: 300-byte key', 'DELETE', `/rate/${longKey}/r1`, 'key'),
   gocc('release: empty key', 'DELETE', '/rate//r1', 'key'),
+  gocc('release: blank key', 'DELETE', '/rate/%20/r1', 'key'),
   gocc('debug: NUL in key', 'GET', '/debug/%00', 'key'),
   gocc('debug: empty key', 'GET', '/debug/', 'key'),
+  gocc('debug: blank key', 'GET', '/debug/%20%20', 'key'),
   gocc('debug: 300-byte key', 'GET', `/debug/${pathKey(longKey)}`, 'key'),
 ];
 

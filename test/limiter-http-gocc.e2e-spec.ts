@@ -400,6 +400,48 @@ describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEU
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/^maxRequests: /);
   });
+
+  it.each([
+    ['maxRequests=0', 'maxRequests'],
+    ['maxRequests=1000000001', 'maxRequests'],
+    ['maxRequestsInQueue=-1', 'maxRequestsInQueue'],
+    ['maxRequestsInQueue=1000000001', 'maxRequestsInQueue'],
+  ])('refuses the out-of-range override %s with 400 and charges nothing', async (query, field) => {
+    const key = freshKey();
+    const res = await post(`${base}/rate/${key}?${query}`);
+
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(
+      new RegExp(`^${field}: must be an integer \\d+\\.\\.1000000000`),
+    );
+    expect(await debug(base, key)).toMatchObject({ Found: false, NumApprovedThisWindow: 0 });
+  });
+
+  it('takes the ends of the ranges', async () => {
+    const key = freshKey();
+    expect((await post(`${base}/rate/${key}?maxRequests=1&maxRequestsInQueue=0`)).status).toBe(200);
+    expect((await post(`${base}/rate/${key}?maxRequests=1&maxRequestsInQueue=0`)).status).toBe(429);
+    expect((await post(`${base}/rate/${freshKey()}?maxRequests=1000000000`)).status).toBe(200);
+  });
+
+  it('refuses a key of whitespace only with 400 naming key, on every GoCC route', async () => {
+    for (const path of ['/rate/%20%20', '/rate/%E3%80%80?maxRequests=5']) {
+      const res = await post(`${base}${path}`);
+      expect({ path, status: res.status, text: await res.text() }).toEqual({
+        path,
+        status: 400,
+        text: 'key: must not be whitespace only',
+      });
+    }
+    const release = await fetch(`${base}/rate/%20/r1`, { method: 'DELETE' });
+    const view = await fetch(`${base}/debug/%C2%A0`);
+
+    expect([release.status, await release.text()]).toEqual([
+      400,
+      'key: must not be whitespace only',
+    ]);
+    expect([view.status, await view.text()]).toEqual([400, 'key: must not be whitespace only']);
+  });
 });
 
 describe('GoCC waiting (MAX_REQUESTS=1, 1 s windows)', () => {
