@@ -191,6 +191,12 @@ const corpus: readonly BadInput[] = [
   gocc('debug: NUL in key', 'GET', '/debug/%00', 'key'),
   gocc('debug: empty key', 'GET', '/debug/', 'key'),
   gocc('debug: blank key', 'GET', '/debug/%20%20', 'key'),
+  gocc('debug list: zero limit', 'GET', '/debug?limit=0', 'limit'),
+  gocc('debug list: limit over 1000', 'GET', '/debug?limit=1001', 'limit'),
+  gocc('debug list: text limit', 'GET', '/debug?limit=all', 'limit'),
+  gocc('debug list: limit twice', 'GET', '/debug?limit=1&limit=2', 'limit'),
+  gocc('debug list: made-up cursor', 'GET', '/debug?cursor=page-2', 'cursor'),
+  gocc('debug list: empty cursor', 'GET', '/debug?cursor=', 'cursor'),
   gocc('debug: 300-byte key', 'GET', `/debug/${pathKey(longKey)}`, 'key'),
 ];
 

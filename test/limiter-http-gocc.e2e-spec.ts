@@ -158,6 +158,52 @@ describe('GoCC routes (MAX_REQUESTS=100, one-hour windows, queue of 2, no client
     });
   });
 
+  it("lists the keys held with their counts, page by page, as GoCC's /debug", async () => {
+    const prefix = freshKey();
+    const keys = Array.from({ length: 25 }, (_, i) => `${prefix}-${i}`);
+    for (const [i, key] of keys.entries()) await exhaust(base, key, (i % 3) + 1);
+
+    const listed = new Map<string, Debug>();
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const query = `limit=7${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const res = await fetch(`${base}/debug?${query}`);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { Instances: Record<string, Debug>; NextCursor?: string };
+      expect(Object.keys(page.Instances).length).toBeLessThanOrEqual(7);
+      for (const [key, view] of Object.entries(page.Instances)) listed.set(key, view);
+      cursor = page.NextCursor;
+      pages++;
+    } while (cursor !== undefined && pages < 1_000);
+
+    expect(cursor).toBeUndefined();
+    expect(pages).toBeGreaterThanOrEqual(4);
+    for (const [i, key] of keys.entries()) {
+      expect(listed.get(key)).toEqual({
+        Key: key,
+        Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 100, MaxRequestsInQueue: 2 },
+        NumApprovedThisWindow: (i % 3) + 1,
+        NumDeniedThisWindow: 0,
+        NumWaiting: 0,
+        Found: true,
+      });
+    }
+  });
+
+  it('lists one page of 100 keys by default', async () => {
+    const prefix = freshKey();
+    for (let i = 0; i < 101; i++) await exhaust(base, `${prefix}-${i}`, 1);
+
+    const page = (await (await fetch(`${base}/debug`)).json()) as {
+      Instances: Record<string, Debug>;
+      NextCursor?: string;
+    };
+
+    expect(Object.keys(page.Instances)).toHaveLength(100);
+    expect(typeof page.NextCursor).toBe('string');
+  });
+
   it('takes the key URL-decoded from the path', async () => {
     const key = 'tenant/a b?é';
 

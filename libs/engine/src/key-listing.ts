@@ -18,7 +18,7 @@ export interface HeldKey {
   readonly key: string;
 }
 
-/** Row slots looked at per key asked for, holes included, so a sparse table stays bounded too. */
+/** Row slots and tables looked at per key asked for, holes included: sparse tables stay bounded. */
 const SCAN_PER_KEY = 16;
 const MIN_SCAN = 1_024;
 
@@ -42,6 +42,9 @@ export function listHeldKeys(
     for (let ti = resume?.table ?? 0; ti < tables.length; ti++) {
       let row = resume?.row ?? 0;
       resume = undefined;
+      // Tables count too: many quotas over many shards must not make one call long either.
+      if (scanned >= scanBudget) return { keys, next: { shard: s, table: ti, row } };
+      scanned++;
       const t = tables[ti];
       if (t === undefined || t.keys.size === 0) continue;
       const q = t.quota;
