@@ -56,6 +56,21 @@ describe('listing held keys', () => {
     expect(listAll(engine, 10, later).flat()).toEqual([{ quota: 'hourly', key: 'h-long' }]);
   });
 
+  it('stops after a bounded number of slots, even when none of them is listed', () => {
+    const engine = new Engine(quotas, { idPrefix: 't', shards: 1, idleSweepMs: 600_000 });
+    for (let i = 0; i < 5_000; i++) engine.acquire({ key: `k-${i}`, cost: { requests: 1 } }, T0);
+    engine.acquire({ key: 'h-last', cost: { requests: 1 } }, T0);
+    const later = T0 + 1_500; // every k-* went idle; the sweep has not dropped them yet
+
+    const first = engine.listKeys(1, later);
+    const pages = listAll(engine, 1, later);
+
+    expect(first.keys).toEqual([]);
+    expect(first.next).toBeDefined();
+    expect(pages.length).toBeGreaterThan(3);
+    expect(pages.flat()).toEqual([{ quota: 'hourly', key: 'h-last' }]);
+  });
+
   it('answers an empty engine with no keys and no cursor', () => {
     const engine = new Engine(quotas, { idPrefix: 't' });
     expect(engine.listKeys(10, T0)).toEqual({ keys: [], next: undefined });
