@@ -6,7 +6,7 @@ import {
   parseGoccRateQuery,
   parseKey,
   parseRelease,
-  type GoccDebugListReply,
+  type GoccDebugPage,
   type GoccDebugReply,
   type GoccRateOptions,
   type NormalisedAcquire,
@@ -107,7 +107,7 @@ export class GoccHttpService {
     const options = parseGoccDebugListQuery(request.query);
     if (!options.ok) return refuseText(reply, 400, options);
     const page = this.limiter.listKeys(options.value.limit, options.value.cursor);
-    const body: GoccDebugListReply = { Instances: {} };
+    const body: GoccDebugPage = { Instances: {} };
     for (const { quota, key } of page.keys) {
       if (Object.hasOwn(body.Instances, key)) continue;
       const stats = await this.limiter.stats({ key, quota });

@@ -20,7 +20,7 @@ import {
 import { AcquireReplySchema, AcquireRequestSchema } from '../messages/acquire';
 import { BatchReplySchema, BatchRequestSchema } from '../messages/batch';
 import { ErrorReplySchema } from '../messages/error-reply';
-import { GoccDebugListReplySchema, GoccDebugReplySchema } from '../messages/gocc-debug';
+import { GoccDebugPageSchema, GoccDebugReplySchema } from '../messages/gocc-debug';
 import { ReleaseReplySchema, ReleaseRequestSchema } from '../messages/release';
 import { KeyStatsSchema, LimitStatsSchema, StatsRequestSchema } from '../messages/stats';
 import { UsageReplySchema, UsageRequestSchema } from '../messages/usage';
@@ -47,7 +47,7 @@ const MESSAGES: ReadonlyMap<string, TObject> = new Map<string, TObject>([
   ['LimitStats', LimitStatsSchema],
   ['ErrorReply', ErrorReplySchema],
   ['GoccDebugReply', GoccDebugReplySchema],
-  ['GoccDebugListReply', GoccDebugListReplySchema],
+  ['GoccDebugPage', GoccDebugPageSchema],
 ]);
 const NAMED_SCHEMAS: ReadonlySet<TSchema> = new Set(MESSAGES.values());
 

@@ -19,8 +19,8 @@ export type GoccDebugReply = Static<typeof GoccDebugReplySchema>;
  * `GET /debug?limit=&cursor=`: GoCC's listing of instances, by key, one page at a time.
  * `NextCursor` is absent on the last page.
  */
-export const GoccDebugListReplySchema = Type.Object({
+export const GoccDebugPageSchema = Type.Object({
   Instances: Type.Record(Type.String(), GoccDebugReplySchema),
   NextCursor: Type.Optional(Type.String()),
 });
-export type GoccDebugListReply = Static<typeof GoccDebugListReplySchema>;
+export type GoccDebugPage = Static<typeof GoccDebugPageSchema>;
