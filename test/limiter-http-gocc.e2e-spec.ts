@@ -158,6 +158,52 @@ describe('GoCC routes (MAX_REQUESTS=100, one-hour windows, queue of 2, no client
     });
   });
 
+  it("lists the keys held with their counts, page by page, as GoCC's /debug", async () => {
+    const prefix = freshKey();
+    const keys = Array.from({ length: 25 }, (_, i) => `${prefix}-${i}`);
+    for (const [i, key] of keys.entries()) await exhaust(base, key, (i % 3) + 1);
+
+    const listed = new Map<string, Debug>();
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const query = `limit=7${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const res = await fetch(`${base}/debug?${query}`);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { Instances: Record<string, Debug>; NextCursor?: string };
+      expect(Object.keys(page.Instances).length).toBeLessThanOrEqual(7);
+      for (const [key, view] of Object.entries(page.Instances)) listed.set(key, view);
+      cursor = page.NextCursor;
+      pages++;
+    } while (cursor !== undefined && pages < 1_000);
+
+    expect(cursor).toBeUndefined();
+    expect(pages).toBeGreaterThanOrEqual(4);
+    for (const [i, key] of keys.entries()) {
+      expect(listed.get(key)).toEqual({
+        Key: key,
+        Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 100, MaxRequestsInQueue: 2 },
+        NumApprovedThisWindow: (i % 3) + 1,
+        NumDeniedThisWindow: 0,
+        NumWaiting: 0,
+        Found: true,
+      });
+    }
+  });
+
+  it('lists one page of 100 keys by default', async () => {
+    const prefix = freshKey();
+    for (let i = 0; i < 101; i++) await exhaust(base, `${prefix}-${i}`, 1);
+
+    const page = (await (await fetch(`${base}/debug`)).json()) as {
+      Instances: Record<string, Debug>;
+      NextCursor?: string;
+    };
+
+    expect(Object.keys(page.Instances)).toHaveLength(100);
+    expect(typeof page.NextCursor).toBe('string');
+  });
+
   it('takes the key URL-decoded from the path', async () => {
     const key = 'tenant/a b?é';
 
@@ -399,6 +445,48 @@ describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEU
 
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/^maxRequests: /);
+  });
+
+  it.each([
+    ['maxRequests=0', 'maxRequests'],
+    ['maxRequests=1000000001', 'maxRequests'],
+    ['maxRequestsInQueue=-1', 'maxRequestsInQueue'],
+    ['maxRequestsInQueue=1000000001', 'maxRequestsInQueue'],
+  ])('refuses the out-of-range override %s with 400 and charges nothing', async (query, field) => {
+    const key = freshKey();
+    const res = await post(`${base}/rate/${key}?${query}`);
+
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(
+      new RegExp(`^${field}: must be an integer \\d+\\.\\.1000000000`),
+    );
+    expect(await debug(base, key)).toMatchObject({ Found: false, NumApprovedThisWindow: 0 });
+  });
+
+  it('takes the ends of the ranges', async () => {
+    const key = freshKey();
+    expect((await post(`${base}/rate/${key}?maxRequests=1&maxRequestsInQueue=0`)).status).toBe(200);
+    expect((await post(`${base}/rate/${key}?maxRequests=1&maxRequestsInQueue=0`)).status).toBe(429);
+    expect((await post(`${base}/rate/${freshKey()}?maxRequests=1000000000`)).status).toBe(200);
+  });
+
+  it('refuses a key of whitespace only with 400 naming key, on every GoCC route', async () => {
+    for (const path of ['/rate/%20%20', '/rate/%E3%80%80?maxRequests=5']) {
+      const res = await post(`${base}${path}`);
+      expect({ path, status: res.status, text: await res.text() }).toEqual({
+        path,
+        status: 400,
+        text: 'key: must not be whitespace only',
+      });
+    }
+    const release = await fetch(`${base}/rate/%20/r1`, { method: 'DELETE' });
+    const view = await fetch(`${base}/debug/%C2%A0`);
+
+    expect([release.status, await release.text()]).toEqual([
+      400,
+      'key: must not be whitespace only',
+    ]);
+    expect([view.status, await view.text()]).toEqual([400, 'key: must not be whitespace only']);
   });
 });
 

@@ -55,6 +55,7 @@ describe('routes', () => {
       rate: '/rate/:key',
       release: '/rate/:key/:requestId',
       debug: '/debug/:key',
+      debugList: '/debug',
     });
     expect(Object.values(API_ROUTES)).toEqual([
       '/v1/acquire',

@@ -31,6 +31,12 @@ export { parseJsonBody, fromJsonBody } from './validation/json-body';
 export * from './validation/parse-json';
 export { invalidAcquireReply, invalidRequestReply } from './validation/invalid-reply';
 export { parseGoccRateQuery, type GoccRateOptions } from './validation/gocc-query';
+export {
+  encodeDebugListCursor,
+  parseGoccDebugListQuery,
+  type DebugListCursor,
+  type DebugListOptions,
+} from './validation/gocc-debug-query';
 
 export { ConfigError, type ConfigIssue } from './config/config-error';
 export { parseDuration, formatDuration } from './config/duration';

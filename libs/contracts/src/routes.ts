@@ -8,6 +8,8 @@ export const GOCC_ROUTES = {
   release: '/rate/:key/:requestId',
   /** GET: GoCC's debug view of one key. */
   debug: '/debug/:key',
+  /** GET: GoCC's listing of the keys held, paged with `?limit=&cursor=`. */
+  debugList: '/debug',
 } as const;
 
 export const GOCC_QUERY = {
@@ -15,6 +17,8 @@ export const GOCC_QUERY = {
   maxRequests: 'maxRequests',
   maxRequestsInQueue: 'maxRequestsInQueue',
 } as const;
+
+export const DEBUG_LIST_QUERY = { limit: 'limit', cursor: 'cursor' } as const;
 
 /** JSON API routes. */
 export const API_ROUTES = {

@@ -8,6 +8,7 @@ import {
   type StoredLease,
 } from './changes';
 import { fnv1a } from './hash/fnv1a';
+import { listHeldKeys, type HeldKey, type KeyListCursor } from './key-listing';
 import { costProblem } from './quota/cost';
 import { compileQuota, type CompiledQuota } from './quota/compile';
 import { QuotaResolver } from './quota/resolver';
@@ -370,6 +371,18 @@ export class Engine {
     from?: ChangeCursor,
   ): { rows: ChangedRows; next: ChangeCursor | undefined } {
     return collectChanged(this.shards, include, maxRows, now, from);
+  }
+
+  /**
+   * The keys held (every quota), at most `maxKeys` a call with bounded work at any key count;
+   * resume with `next` until it is undefined.
+   */
+  listKeys(
+    maxKeys: number,
+    now: number,
+    from?: KeyListCursor,
+  ): { keys: HeldKey[]; next: KeyListCursor | undefined } {
+    return listHeldKeys(this.shards, maxKeys, now, from);
   }
 
   /**

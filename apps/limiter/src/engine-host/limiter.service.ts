@@ -14,6 +14,8 @@ import {
   type Clock,
   type Decision,
   type DecisionCode,
+  type HeldKey,
+  type KeyListCursor,
   type KeyStats,
   type Outcome,
   type QuotaCounters,
@@ -320,6 +322,14 @@ export class LimiterService implements OnModuleDestroy {
     this.engine.setQuotas([...this.engineBase, ...this.overrides.values(), spec], this.clock.now());
     this.overrides.set(name, spec);
     return name;
+  }
+
+  /** One page of the keys this replica's engine holds (GoCC's `GET /debug`); bounded work. */
+  listKeys(
+    maxKeys: number,
+    from?: KeyListCursor,
+  ): { keys: HeldKey[]; next: KeyListCursor | undefined } {
+    return this.engine.listKeys(maxKeys, this.clock.now(), from);
   }
 
   /** Names of the GoCC client-override quotas in use: GoCC release and debug look keys up there too. */

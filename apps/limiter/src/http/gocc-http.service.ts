@@ -1,9 +1,12 @@
 import {
+  encodeDebugListCursor,
   GOCC_QUERY,
   httpStatusForCode,
+  parseGoccDebugListQuery,
   parseGoccRateQuery,
   parseKey,
   parseRelease,
+  type GoccDebugPage,
   type GoccDebugReply,
   type GoccRateOptions,
   type NormalisedAcquire,
@@ -17,7 +20,7 @@ import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-sett
 import { abortWhenClientLeaves } from './client-gone';
 import type { FieldRefusal } from './refusal-log';
 import { refuseText, sendText, TEXT, writeRaw } from './replies';
-import type { DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
+import type { DebugListRoute, DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
 
 /** A GoCC request costs one request; shared, the engine only reads it. */
 const ONE_REQUEST = Object.freeze({ requests: 1 });
@@ -94,6 +97,27 @@ export class GoccHttpService {
     const view = await this.debugView(key.value);
     if (typeof view === 'string') return sendText(reply, 503, view);
     reply.code(200).send(view);
+  }
+
+  /**
+   * `GET /debug?limit=&cursor=`: GoCC's listing of instances, one bounded page of the keys this
+   * replica holds, each in the quota holding it (the first quota on the page, for a key in two).
+   */
+  async debugList(request: FastifyRequest<DebugListRoute>, reply: FastifyReply): Promise<void> {
+    const options = parseGoccDebugListQuery(request.query);
+    if (!options.ok) return refuseText(reply, 400, options);
+    const page = this.limiter.listKeys(options.value.limit, options.value.cursor);
+    const body: GoccDebugPage = { Instances: {} };
+    for (const { quota, key } of page.keys) {
+      if (Object.hasOwn(body.Instances, key)) continue;
+      const stats = await this.limiter.stats({ key, quota });
+      if (!stats.ok && stats.code === 'UNAVAILABLE') return sendText(reply, 503, stats.reason);
+      const spec = stats.ok ? this.limiter.quotaSpecFor(key, quota) : undefined;
+      if (!stats.ok || spec === undefined) continue;
+      body.Instances[key] = debugReply(key, spec, stats.value);
+    }
+    if (page.next !== undefined) body.NextCursor = encodeDebugListCursor(page.next);
+    reply.code(200).send(body);
   }
 
   /** The view, or why it cannot be given (UNAVAILABLE: draining, or Redis down). */

@@ -7,7 +7,14 @@ import { echoCorrelationIds } from './correlation-id';
 import { answerHttpError } from './http-errors';
 import { acceptRawBodies } from './raw-body';
 import { GoccHttpService } from './gocc-http.service';
-import type { DebugRoute, GoccReleaseRoute, JsonRoute, RateRoute, StatsRoute } from './route-types';
+import type {
+  DebugListRoute,
+  DebugRoute,
+  GoccReleaseRoute,
+  JsonRoute,
+  RateRoute,
+  StatsRoute,
+} from './route-types';
 
 /**
  * Registers the limiter's routes on the Fastify instance directly rather than through Nest
@@ -52,6 +59,9 @@ export class HttpRoutes implements OnModuleInit {
       this.gocc.release(request, reply),
     );
     scope.get<DebugRoute>(GOCC_ROUTES.debug, (request, reply) => this.gocc.debug(request, reply));
+    scope.get<DebugListRoute>(GOCC_ROUTES.debugList, (request, reply) =>
+      this.gocc.debugList(request, reply),
+    );
 
     scope.post<JsonRoute>(API_ROUTES.acquire, (request, reply) => this.api.acquire(request, reply));
     scope.post<JsonRoute>(API_ROUTES.acquireBatch, (request, reply) =>

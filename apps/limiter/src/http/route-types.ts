@@ -18,6 +18,10 @@ export interface DebugRoute {
   Params: { key: string };
 }
 
+export interface DebugListRoute {
+  Querystring: QueryValues;
+}
+
 export interface JsonRoute {
   Body: RawBody;
 }

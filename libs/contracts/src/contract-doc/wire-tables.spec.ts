@@ -20,7 +20,7 @@ import {
 import { AcquireReplySchema, AcquireRequestSchema } from '../messages/acquire';
 import { BatchReplySchema, BatchRequestSchema } from '../messages/batch';
 import { ErrorReplySchema } from '../messages/error-reply';
-import { GoccDebugReplySchema } from '../messages/gocc-debug';
+import { GoccDebugPageSchema, GoccDebugReplySchema } from '../messages/gocc-debug';
 import { ReleaseReplySchema, ReleaseRequestSchema } from '../messages/release';
 import { KeyStatsSchema, LimitStatsSchema, StatsRequestSchema } from '../messages/stats';
 import { UsageReplySchema, UsageRequestSchema } from '../messages/usage';
@@ -47,6 +47,7 @@ const MESSAGES: ReadonlyMap<string, TObject> = new Map<string, TObject>([
   ['LimitStats', LimitStatsSchema],
   ['ErrorReply', ErrorReplySchema],
   ['GoccDebugReply', GoccDebugReplySchema],
+  ['GoccDebugPage', GoccDebugPageSchema],
 ]);
 const NAMED_SCHEMAS: ReadonlySet<TSchema> = new Set(MESSAGES.values());
 
@@ -58,7 +59,9 @@ function messageFields(name: string, schema: TObject, prefix = ''): [string, { a
       `${name} ${prefix}${field}`,
       { always: required.has(field) ? 'yes' : 'no' },
     ];
-    const nested = property.type === 'object' && !NAMED_SCHEMAS.has(property);
+    // A record (no fixed fields, e.g. GoCC's Instances by key) is one row.
+    const nested =
+      property.type === 'object' && 'properties' in property && !NAMED_SCHEMAS.has(property);
     return nested
       ? [row, ...messageFields(name, property as TObject, `${prefix}${field}.`)]
       : [row];

@@ -14,3 +14,13 @@ export const GoccDebugReplySchema = Type.Object({
   Found: Type.Boolean(),
 });
 export type GoccDebugReply = Static<typeof GoccDebugReplySchema>;
+
+/**
+ * `GET /debug?limit=&cursor=`: GoCC's listing of instances, by key, one page at a time.
+ * `NextCursor` is absent on the last page.
+ */
+export const GoccDebugPageSchema = Type.Object({
+  Instances: Type.Record(Type.String(), GoccDebugReplySchema),
+  NextCursor: Type.Optional(Type.String()),
+});
+export type GoccDebugPage = Static<typeof GoccDebugPageSchema>;

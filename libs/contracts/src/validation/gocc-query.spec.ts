@@ -21,7 +21,20 @@ describe('GoCC /rate query', () => {
     ).toEqual({ ok: true, value: { canWait: true, maxRequests: 10, maxRequestsInQueue: 0 } });
   });
 
+  it('takes the ends of the override ranges', () => {
+    expect(parseGoccRateQuery({ maxRequests: '1', maxRequestsInQueue: '1000000000' })).toEqual({
+      ok: true,
+      value: { canWait: false, maxRequests: 1, maxRequestsInQueue: 1_000_000_000 },
+    });
+    expect(parseGoccRateQuery({ maxRequests: '1000000000' })).toMatchObject({ ok: true });
+  });
+
   it.each<[Record<string, string | string[]>, string]>([
+    [{ maxRequests: '0' }, 'maxRequests'],
+    [{ maxRequests: '1000000001' }, 'maxRequests'],
+    [{ maxRequests: '999999999999999' }, 'maxRequests'],
+    [{ maxRequestsInQueue: '-1' }, 'maxRequestsInQueue'],
+    [{ maxRequestsInQueue: '1000000001' }, 'maxRequestsInQueue'],
     [{ canWait: 'yes' }, 'canWait'],
     [{ canWait: '' }, 'canWait'],
     [{ canWait: ['true', 'false'] }, 'canWait'],

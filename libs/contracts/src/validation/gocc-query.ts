@@ -26,6 +26,8 @@ const GO_BOOLEANS: ReadonlyMap<string, boolean> = new Map([
   ['False', false],
 ]);
 const DECIMAL = /^[0-9]{1,15}$/;
+/** Largest override: beyond it a limit or a queue no longer limits anything. */
+const MAX_GOCC_OVERRIDE = 1_000_000_000;
 
 type QueryValue = string | readonly string[] | undefined;
 
@@ -41,15 +43,22 @@ function single(
 function count(
   query: Readonly<Record<string, QueryValue>>,
   name: string,
+  min: number,
 ): ParseResult<number | undefined> {
   const text = single(query, name);
   if (!text.ok) return text;
   if (text.value === undefined) return { ok: true, value: undefined };
-  if (!DECIMAL.test(text.value)) return fieldFailure(name, 'must be an integer >= 0');
-  return { ok: true, value: Number(text.value) };
+  const rule = `must be an integer ${min}..${MAX_GOCC_OVERRIDE}`;
+  if (!DECIMAL.test(text.value)) return fieldFailure(name, rule);
+  const value = Number(text.value);
+  if (value < min || value > MAX_GOCC_OVERRIDE) return fieldFailure(name, rule);
+  return { ok: true, value };
 }
 
-/** Parses `?canWait=&maxRequests=&maxRequestsInQueue=`; a bad value is a 400. */
+/**
+ * Parses `?canWait=&maxRequests=&maxRequestsInQueue=`; a bad value is a 400. maxRequests is
+ * 1..10^9 and the queue 0..10^9 (docs/contract.md, HTTP).
+ */
 export function parseGoccRateQuery(
   query: Readonly<Record<string, QueryValue>>,
 ): ParseResult<GoccRateOptions> {
@@ -57,9 +66,9 @@ export function parseGoccRateQuery(
   if (!canWaitText.ok) return canWaitText;
   const canWait = canWaitText.value === undefined ? false : GO_BOOLEANS.get(canWaitText.value);
   if (canWait === undefined) return fieldFailure(GOCC_QUERY.canWait, 'must be true or false');
-  const maxRequests = count(query, GOCC_QUERY.maxRequests);
+  const maxRequests = count(query, GOCC_QUERY.maxRequests, 1);
   if (!maxRequests.ok) return maxRequests;
-  const maxRequestsInQueue = count(query, GOCC_QUERY.maxRequestsInQueue);
+  const maxRequestsInQueue = count(query, GOCC_QUERY.maxRequestsInQueue, 0);
   if (!maxRequestsInQueue.ok) return maxRequestsInQueue;
   const options: { canWait: boolean; maxRequests?: number; maxRequestsInQueue?: number } = {
     canWait,

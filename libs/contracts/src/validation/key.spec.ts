@@ -35,6 +35,25 @@ describe('keys', () => {
     });
   });
 
+  it.each([
+    ['one space', ' '],
+    ['spaces', '    '],
+    ['no-break spaces', '\u00a0\u00a0'],
+    ['ideographic space', '\u3000'],
+    ['line separator', '\u2028'],
+  ])('refuses a key of whitespace only: %s', (_name, key) => {
+    expect(normaliseKey(key)).toEqual({
+      ok: false,
+      field: 'key',
+      reason: 'key: must not be whitespace only',
+    });
+  });
+
+  it('keeps keys that only start or end with whitespace', () => {
+    expect(normaliseKey(' a ')).toEqual({ ok: true, value: ' a ' });
+    expect(normaliseKey('\u00a0b')).toEqual({ ok: true, value: '\u00a0b' });
+  });
+
   it('refuses unpaired surrogates, which are not UTF-8', () => {
     expect(normaliseKey('a\udc00b')).toMatchObject({ ok: false, field: 'key' });
     expect(normaliseKey('\ud83d')).toMatchObject({ ok: false, field: 'key' });

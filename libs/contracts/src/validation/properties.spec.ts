@@ -104,7 +104,7 @@ describe('properties of the validators', () => {
     );
   });
 
-  it('accepted keys are NFC, 1..256 bytes, without control characters, and stable', () => {
+  it('accepted keys are NFC, 1..256 bytes, not blank, without control characters, and stable', () => {
     const keys = fc.oneof(
       fc.string({ unit: 'grapheme', maxLength: 200 }),
       fc.string({ unit: 'binary', maxLength: 300 }),
@@ -121,6 +121,7 @@ describe('properties of the validators', () => {
           key === key.normalize('NFC') &&
           bytes >= 1 &&
           bytes <= 256 &&
+          key.trim() !== '' &&
           !CONTROL_CHARACTER.test(key) &&
           again.ok &&
           again.value === key
@@ -137,7 +138,9 @@ describe('properties of the validators', () => {
     const count = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
     const validRequest = fc.record(
       {
-        key: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 256 }),
+        key: fc
+          .string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 256 })
+          .filter((key) => key.trim() !== ''),
         quota: fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/),
         cost: fc.oneof(count, fc.dictionary(unit, count, { maxKeys: 10 })),
         wait: fc.boolean(),
