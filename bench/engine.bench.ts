@@ -1,11 +1,13 @@
 /**
  * npm run bench:engine — single-thread decisions/s of the engine, with rate-limiter-flexible's
- * RateLimiterMemory measured in the same run on the same key sets, and bytes per active key.
+ * RateLimiterMemory measured in the same run on the same key sets, and bytes per active key. The LLM
+ * quota (three limits) is also set against three of the peer's limiters (bench/engine/llm-peers.ts).
  * Run with --expose-gc for the memory figures. BENCH_QUICK=1 shortens every run (smoke test).
  */
 import { execFileSync } from 'node:child_process';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Engine, type Decision, type LimitSpec, type QuotaSpec } from '../libs/engine/src';
+import { LLM_COST, threeConsumes, unionOfThree, type Take } from './engine/llm-peers';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = QUICK ? 0.1 : 1;
@@ -119,8 +121,20 @@ async function engineRate(
 /** The same loop through RateLimiterMemory; refusals reject, as its API does. */
 async function flexibleRate(keys: string[], points: number): Promise<number> {
   const limiter = new RateLimiterMemory({ points, duration: 1 });
-  const take = (key: string): Promise<unknown> =>
-    limiter.consume(key).catch((refused: unknown) => refused);
+  return peerRate(keys, (key) => limiter.consume(key).catch((refused: unknown) => refused));
+}
+
+/** A peer's LLM quota of three limiters (limits as the engine's), on the same loop. */
+async function llmPeerRate(keys: string[], make: (requestsLimit: number) => Take): Promise<number> {
+  const take = make(HUGE);
+  const rate = await peerRate(keys, take);
+  // Checked after the run, not counted in it: counting would add work to the peer's loop.
+  if (!(await take(keys[0]!))) throw new Error('peer refused: benchmark misconfigured');
+  return rate;
+}
+
+/** Awaits `take` once per request, as a server's handler would. */
+async function peerRate(keys: string[], take: (key: string) => Promise<unknown>): Promise<number> {
   let i = 0;
   const batch = async (): Promise<number> => {
     for (let j = 0; j < 1024; j++) await take(keys[i++ % keys.length]!);
@@ -191,6 +205,8 @@ async function figure(kind: string, set: string): Promise<void> {
   if (kind === 'waiter') value = bytesPerWaiter(QUICK ? 10_000 : 100_000);
   else if (kind === 'flexible') value = await flexibleRate(keys, HUGE);
   else if (kind === 'flexible:gocc') value = await flexibleRate(keys, GOCC_LIMIT);
+  else if (kind === 'flexible:union') value = await llmPeerRate(keys, unionOfThree);
+  else if (kind === 'flexible:three') value = await llmPeerRate(keys, threeConsumes);
   else if (kind === 'ids') value = await engineRate(quota('fixed_window'), keys, undefined, true);
   else if (kind.startsWith('bytes:'))
     value = bytesPerKey(quota(kind.slice(6)), QUICK ? 20_000 : 200_000);
@@ -198,7 +214,7 @@ async function figure(kind: string, set: string): Promise<void> {
     value = await engineRate(
       quota(kind),
       keys,
-      kind === 'rpm+tpm+rpd' ? { requests: 1, tokens: 100 } : undefined,
+      kind === 'rpm+tpm+rpd' ? { ...LLM_COST } : undefined,
     );
   process.stdout.write(JSON.stringify(value));
 }
@@ -211,6 +227,36 @@ function inChild(kind: string, set: string): number {
     maxBuffer: 1 << 20,
   });
   return Number(JSON.parse(out));
+}
+
+/**
+ * The rpm+tpm+rpd quota against what a rate-limiter-flexible user writes for three limits, with the
+ * single-limiter row beside them. Each row measures the engine again just before its peer: on a
+ * shared machine, a ratio of two figures measured seconds apart is steadier than one engine figure
+ * shared by three rows.
+ */
+function printLlmPeers(): void {
+  console.log('');
+  console.log(
+    'The LLM quota (rpm+tpm+rpd, all-or-nothing) against three rate-limiter-flexible limiters:',
+  );
+  console.log('');
+  console.log('| peer | key set | engine rpm+tpm+rpd/s | peer/s | ratio |');
+  console.log('|---|---|---:|---:|---:|');
+  const peers: [string, string][] = [
+    ['flexible', 'one RateLimiterMemory (one limit)'],
+    ['flexible:union', 'RateLimiterUnion of three'],
+    ['flexible:three', 'three awaited consume calls'],
+  ];
+  for (const set of ['a', 'b']) {
+    for (const [kind, label] of peers) {
+      const rate = inChild('rpm+tpm+rpd', set);
+      const peer = inChild(kind, set);
+      console.log(
+        `| ${label} | ${SET_NAMES[set]} | ${fmt(rate)} | ${fmt(peer)} | ${(rate / peer).toFixed(2)}x |`,
+      );
+    }
+  }
 }
 
 function main(): void {
@@ -228,6 +274,7 @@ function main(): void {
       console.log(`| ${algo} | ${SET_NAMES[set]} | ${fmt(rate)} | ${fmt(flexible)} | ${ratio} |`);
     }
   }
+  printLlmPeers();
   console.log('');
   console.log(
     `GoCC's default limit (fixed_window, ${GOCC_LIMIT} per 1 s window per key): a hot key is refused`,

@@ -31,5 +31,17 @@ describe('npm run bench:engine (quick mode)', () => {
       expect(out).toMatch(new RegExp(`\\| ${algo} \\| ${number} \\|`));
     }
     expect(out).toMatch(/\| \(a\) 1 hot key \| [\d,]+ \| [\d,]+ \| [\d.]+x \|/);
+    // The LLM quota against what a rate-limiter-flexible user writes for three limits.
+    for (const peer of [
+      'one RateLimiterMemory \\(one limit\\)',
+      'RateLimiterUnion of three',
+      'three awaited consume calls',
+    ]) {
+      for (const set of ['\\(a\\) 1 hot key', '\\(b\\) 100 000 keys']) {
+        expect(out).toMatch(
+          new RegExp(`\\| ${peer} \\| ${set} \\| ${number} \\| ${number} \\| [\\d.]+x \\|`),
+        );
+      }
+    }
   }, 240_000);
 });
