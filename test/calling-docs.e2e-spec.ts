@@ -18,13 +18,12 @@ import * as http from '../examples/calling/http';
 import { AppModule } from '../examples/calling/nest-module';
 import * as raw from '../examples/calling/raw-nats';
 import { docBlocks, linesNotIn, readRepoFile, repoRoot } from './support/doc-blocks';
-import { waitReady } from './support/limiter-http';
-import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { uniquePrefix, type LimiterProcess } from './support/limiter-process';
+import { startReplicas } from './support/replicas';
 
 jest.setTimeout(120_000);
 
 const NATS_URL = 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const PAGE = 'docs/calling.md';
 const EXAMPLES = 'examples/calling';
 
@@ -97,24 +96,7 @@ describe('the examples of docs/calling.md against two limiter replicas', () => {
   beforeAll(async () => {
     const file = join(dir, 'config.json');
     writeFileSync(file, JSON.stringify(config));
-    const group = `q-${randomUUID()}`;
-    const started = await Promise.allSettled(
-      [0, 1].map(async (i) => {
-        const limiter = await startLimiter({
-          NATS_URL,
-          NATS_SUBJECT_PREFIX: prefix,
-          NATS_QUEUE_GROUP: group,
-          REDIS_URL,
-          REDIS_TIMEOUT_MS: '5000',
-          CONFIG_FILE: file,
-          DATA_DIR: join(dir, `data-${i}`),
-        });
-        limiters.push(limiter);
-      }),
-    );
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    await Promise.all(limiters.map((l) => waitReady(l)));
+    await startReplicas(limiters, { prefix, configFile: file, dir });
   });
 
   afterAll(async () => {

@@ -9,14 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep, waitReady } from './support/limiter-http';
-import {
-  freePort,
-  startLimiter,
-  uniquePrefix,
-  type LimiterProcess,
-} from './support/limiter-process';
+import { sleep } from './support/limiter-http';
+import { freePort, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { NATS_URL } from './support/nest-limiter';
+import { startReplicas } from './support/replicas';
 import { awayFromWindowEnd, redisClock } from './support/window';
 
 jest.setTimeout(120_000);
@@ -99,24 +95,7 @@ describe('examples/nest-backend against two limiter replicas', () => {
   let redisNow: () => number;
 
   beforeAll(async () => {
-    const group = `q-${randomUUID()}`;
-    const started = await Promise.allSettled(
-      [0, 1].map(async (i) => {
-        const limiter = await startLimiter({
-          NATS_URL,
-          NATS_SUBJECT_PREFIX: prefix,
-          NATS_QUEUE_GROUP: group,
-          REDIS_URL,
-          REDIS_TIMEOUT_MS: '5000',
-          CONFIG_FILE: QUOTAS,
-          DATA_DIR: join(dir, `data-${i}`),
-        });
-        limiters.push(limiter);
-      }),
-    );
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    await Promise.all(limiters.map((l) => waitReady(l)));
+    await startReplicas(limiters, { prefix, configFile: QUOTAS, dir });
     example = await startExample({ NATS_URL, NATS_SUBJECT_PREFIX: prefix });
     redisNow = await redisClock(REDIS_URL);
   });

@@ -9,11 +9,11 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
-import { configFile, waitReady } from './limiter-http';
-import { freePort, startLimiter, uniquePrefix, type LimiterProcess } from './limiter-process';
+import { configFile } from './limiter-http';
+import { freePort, uniquePrefix, type LimiterProcess } from './limiter-process';
+import { startReplicas } from './replicas';
 
 export const NATS_URL = 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 export interface ClientFixture {
   readonly prefix: string;
@@ -77,21 +77,10 @@ export async function startClientFixture(): Promise<ClientFixture> {
     },
   ]);
   const prefix = uniquePrefix();
-  const group = `q-${randomUUID()}`;
   const limiters: LimiterProcess[] = [];
-  const started = await Promise.allSettled(
-    [0, 1].map(async (i) => {
-      const limiter = await startLimiter({
-        NATS_URL,
-        NATS_SUBJECT_PREFIX: prefix,
-        NATS_QUEUE_GROUP: group,
-        REDIS_URL,
-        REDIS_TIMEOUT_MS: '5000',
-        CONFIG_FILE: config,
-        DATA_DIR: join(dir, `data-${i}`),
-      });
-      limiters.push(limiter);
-    }),
+  const started = await startReplicas(limiters, { prefix, configFile: config, dir }).then(
+    () => undefined,
+    (error: unknown) => ({ error }),
   );
   const nc = await connect({ servers: NATS_URL });
   const silentPrefix = uniquePrefix();
@@ -106,12 +95,10 @@ export async function startClientFixture(): Promise<ClientFixture> {
     rmSync(dir, { recursive: true, force: true });
     return codes.map((code) => code ?? -1);
   };
-  const failed = started.find((s) => s.status === 'rejected');
-  if (failed !== undefined) {
+  if (started !== undefined) {
     await stop();
-    throw failed.reason;
+    throw started.error;
   }
-  await Promise.all(limiters.map((l) => waitReady(l)));
   return {
     prefix,
     limiters,
