@@ -1,6 +1,7 @@
 import type { AcquireRequest } from '@app/contracts';
 import { LimiterUnavailableError, type UnavailableReason } from './errors';
 import type { ClientAcquireReply, FailurePolicy } from './options';
+import { undecidedReply } from './replies';
 
 const MESSAGES: Record<UnavailableReason, string> = {
   'no-responders': 'no limiter is subscribed to the subject',
@@ -29,21 +30,7 @@ export function policyReply(
   reason: UnavailableReason,
 ): ClientAcquireReply {
   if (policy === 'throw') throw unavailableError(reason, request.requestId);
-  const allowed = policy === 'open';
-  return {
-    allowed,
-    code: allowed ? 'OK' : 'UNAVAILABLE',
-    requestId: request.requestId ?? '',
-    key: request.key,
-    quota: request.quota ?? '',
-    limit: 0,
-    remaining: 0,
-    resetMs: 0,
-    retryAfterMs: 0,
-    waitedMs: 0,
-    limitName: '',
-    shadow: false,
-    reason: `failurePolicy ${policy}: ${MESSAGES[reason]}`,
-    policy: true,
-  };
+  const code = policy === 'open' ? 'OK' : 'UNAVAILABLE';
+  const why = `failurePolicy ${policy}: ${MESSAGES[reason]}`;
+  return { ...undecidedReply(request, code, why), policy: true };
 }

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, ErrorReply } from '@app/contracts';
+import type { AcquireReply, AcquireRequest, ErrorReply, ReplyCode } from '@app/contracts';
 import { InvalidRequestError, RequestRefusedError } from './errors';
 
 /** The field an INVALID_REQUEST reason names first (`cost.tokens: must be ...` → `cost.tokens`). */
@@ -29,21 +29,7 @@ function isErrorReply(reply: unknown): reply is ErrorReply {
  */
 export function batchRefusalFor(reply: unknown, request: AcquireRequest): AcquireReply | undefined {
   if (!isErrorReply(reply) || reply.code === 'INVALID_REQUEST') return undefined;
-  return {
-    allowed: false,
-    code: reply.code,
-    requestId: request.requestId ?? '',
-    key: request.key,
-    quota: request.quota ?? '',
-    limit: 0,
-    remaining: 0,
-    resetMs: 0,
-    retryAfterMs: 0,
-    waitedMs: 0,
-    limitName: '',
-    shadow: false,
-    reason: reply.reason,
-  };
+  return undecidedReply(request, reply.code, reply.reason);
 }
 
 /** A release, usage or stats reply: an ErrorReply becomes the error it describes. */
@@ -67,4 +53,31 @@ export function unnestBatchReason(reply: AcquireReply, index: number): AcquireRe
   }
   const rest = reason.slice(prefix.length);
   return { ...reply, reason: rest.startsWith('.') ? rest.slice(1) : `body${rest}` };
+}
+
+/**
+ * A reply no limit decided (no limiter answered, or it refused the request as a whole): the
+ * request's key, quota and id, zero figures, `allowed` only for an admitting OK.
+ */
+export function undecidedReply(
+  request: Pick<AcquireRequest, 'key' | 'quota' | 'requestId'>,
+  code: ReplyCode,
+  reason: string | undefined,
+): AcquireReply {
+  const reply: AcquireReply = {
+    allowed: code === 'OK',
+    code,
+    requestId: request.requestId ?? '',
+    key: request.key,
+    quota: request.quota ?? '',
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+    waitedMs: 0,
+    limitName: '',
+    shadow: false,
+  };
+  if (reason !== undefined) reply.reason = reason;
+  return reply;
 }

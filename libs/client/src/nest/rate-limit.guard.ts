@@ -2,6 +2,7 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import { InvalidRequestError, LimiterUnavailableError, RateLimitClient } from '..';
 import { rateLimitHeaderList } from '@app/contracts';
+import { undecidedReply } from '../replies';
 import { httpResponseOf, setHeaders } from './call-context';
 import {
   RATE_LIMIT_METADATA,
@@ -108,20 +109,7 @@ async function resolve<T>(
     : value;
 }
 
+/** What the guard answers when the client throws for an unanswered call: 'closed' would. */
 function unavailable(key: string): GuardReply {
-  return {
-    allowed: false,
-    code: 'UNAVAILABLE',
-    requestId: '',
-    key,
-    quota: '',
-    limit: 0,
-    remaining: 0,
-    resetMs: 0,
-    retryAfterMs: 0,
-    waitedMs: 0,
-    limitName: '',
-    shadow: false,
-    policy: true,
-  };
+  return { ...undecidedReply({ key }, 'UNAVAILABLE', undefined), policy: true };
 }
