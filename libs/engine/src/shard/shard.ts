@@ -1,9 +1,11 @@
 import type { CompiledLimit } from '../algorithms';
+import { fnv1a } from '../hash/fnv1a';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
-import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats } from '../types';
+import type { AcquireInput, Cost, Decision, DecisionCode, KeyLimitsView, KeyStats } from '../types';
 import { Reply, refusal } from './decision';
 import { Idempotency, memoKey } from './idempotency';
 import { rowIdleAt } from './idle';
+import { KeyLimits, keyQuota } from './key-limits';
 import {
   chargeAll,
   check,
@@ -14,6 +16,7 @@ import {
   refundAll,
   settleAll,
   statsWindow,
+  syncRow,
   touchStats,
   type Verdict,
 } from './limit-check';
@@ -45,6 +48,8 @@ export interface ShardOptions {
 /** One acquire or decide being answered: what judge, admit, deny and enqueue read. */
 interface Attempt {
   readonly t: TableState;
+  /** The quota the key is decided by: the table's, or with the key's own limits. */
+  readonly q: CompiledQuota;
   readonly input: AcquireInput;
   /** The client's requestId; undefined: the shard names the request. */
   readonly requestId: string | undefined;
@@ -105,11 +110,16 @@ export class Shard implements WaitHost {
     return (this.tables[index] ??= newTable(index, quota));
   }
 
-  /** Applies a changed quota to existing keys: counts are kept, waiters are re-examined. */
-  changeQuota(index: number, quota: CompiledQuota, now: number): void {
+  /**
+   * Applies a quota to existing keys: counts are kept, waiters are re-examined. Keys' own limits
+   * (GoCC's client overrides) give way to a quota whose spec changed, as GoCC's config reload
+   * puts every limiter back to the config's numbers; an unchanged spec keeps them.
+   */
+  changeQuota(index: number, quota: CompiledQuota, specChanged: boolean, now: number): void {
     const t = this.tables[index];
     if (t === undefined) return;
     const old = t.quota;
+    this.rebaseKeyLimits(t, quota, specChanged, now);
     t.quota = quota;
     if (sameLayout(old, quota)) {
       adjustCapacities(old.limits, quota.limits, t.keys);
@@ -171,23 +181,24 @@ export class Shard implements WaitHost {
     now: number,
     commit: boolean,
   ): Decision | PendingAcquire {
-    const q = t.quota;
     const key = input.key;
     if (input.deadline !== undefined && input.deadline <= now) {
       return refusal(
         'WAIT_TIMEOUT',
         requestId ?? this.otherId(),
         key,
-        q.name,
+        t.quota.name,
         'deadline: has passed',
       );
     }
+    let row = t.keys.find(key, hash);
+    const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
+    const q = extras?.limits?.quota ?? t.quota;
     const exceeds = this.costs.fill(q, input.cost);
     if (exceeds >= 0) {
       const r = this.costExceeds(q, exceeds, requestId, key);
       return q.shadow ? shadowed(r) : r;
     }
-    let row = t.keys.find(key, hash);
     let s: Float64Array;
     let base: number;
     if (commit) {
@@ -200,9 +211,11 @@ export class Shard implements WaitHost {
       if (row >= 0) s.set(t.keys.rows.subarray(row * q.stride, (row + 1) * q.stride));
       base = 0;
     }
-    const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
-    if (commit) extras?.expireLeases(now);
-    const a: Attempt = { t, input, requestId, hash, now, commit, row, extras, s, base };
+    if (commit && extras !== undefined) {
+      extras.expireLeases(now);
+      if (extras.limits !== undefined) extras.limits.lastUsed = now;
+    }
+    const a: Attempt = { t, q, input, requestId, hash, now, commit, row, extras, s, base };
     const verdict = this.judge(a);
     if (commit) touchStats(q, s, base, now);
     if (verdict === undefined) return commit ? this.admit(a, 0) : this.dryAdmit(a);
@@ -213,8 +226,7 @@ export class Shard implements WaitHost {
 
   /** Why `a` cannot be admitted now (undefined: it can). */
   private judge(a: Attempt): Verdict | undefined {
-    const { s, base, now } = a;
-    const q = a.t.quota;
+    const { q, s, base, now } = a;
     const limits = check(q, this.costs, s, base, now);
     const refusing = limits?.refusing ?? -1;
     const extras = a.extras;
@@ -255,8 +267,7 @@ export class Shard implements WaitHost {
 
   /** Charges the attempt's costs, counts it, keeps its receipt and takes its lease. */
   private admit(a: Attempt, waitedMs: number): Reply {
-    const { t, input, now, row, s, base } = a;
-    const q = t.quota;
+    const { t, q, input, now, row, s, base } = a;
     chargeAll(q, this.costs, s, base, now);
     s[base + ROW_APPROVED]! += 1;
     t.approved++;
@@ -281,7 +292,7 @@ export class Shard implements WaitHost {
 
   /** What admitting would answer: the dry run's copy is charged, nothing else. */
   private dryAdmit(a: Attempt): Reply {
-    const q = a.t.quota;
+    const q = a.q;
     chargeAll(q, this.costs, a.s, a.base, a.now);
     const r = new Reply(true, 'OK', a.requestId ?? this.otherId(), a.input.key, q.name);
     describe(r, q, a.s, a.base, a.now, -1);
@@ -290,7 +301,7 @@ export class Shard implements WaitHost {
 
   /** Refuses with `code` (the verdict's, or QUEUE_FULL); an acquire counts it denied. */
   private deny(a: Attempt, v: Verdict, code: DecisionCode): Reply {
-    const q = a.t.quota;
+    const q = a.q;
     if (a.commit) {
       a.s[a.base + ROW_DENIED]! += 1;
       a.t.denied++;
@@ -314,7 +325,7 @@ export class Shard implements WaitHost {
 
   private enqueue(a: Attempt, v: Verdict): Decision | PendingAcquire {
     const { t, input, now } = a;
-    const queue = t.quota.queue!;
+    const queue = a.q.queue!;
     const budget = Math.min(input.maxWaitMs ?? queue.maxWaitMs, queue.maxWaitMs);
     if (budget <= 0) return this.deny(a, v, v.code);
     const extras = a.extras ?? this.extrasOf(t, input.key);
@@ -385,10 +396,12 @@ export class Shard implements WaitHost {
   ): boolean {
     const row = t.keys.find(key, hash);
     if (row < 0) return false;
-    const q = t.quota;
+    const extras = t.extras.get(key);
+    const q = extras?.limits?.quota ?? t.quota;
+    if (extras?.limits !== undefined) extras.limits.lastUsed = now;
     let released = false;
     if (q.concurrency !== undefined) {
-      const leases = t.extras.get(key)?.leases;
+      const leases = extras?.leases;
       if (leases !== undefined) {
         if (leaseId !== undefined) {
           released = leases.delete(leaseId);
@@ -423,7 +436,7 @@ export class Shard implements WaitHost {
     cost: Cost,
     now: number,
   ): KeyStats {
-    const q = t.quota;
+    const q = this.quotaOf(t, key);
     let row = t.keys.find(key, hash);
     const i = requestId === undefined || row < 0 ? -1 : this.findReceipt(t, key, hash, requestId);
     if (row < 0) row = this.createRow(t, key, hash, now);
@@ -447,7 +460,7 @@ export class Shard implements WaitHost {
   }
 
   stats(t: TableState, key: string, hash: number, now: number): KeyStats {
-    const q = t.quota;
+    const q = this.quotaOf(t, key);
     const row = t.keys.find(key, hash);
     let s: Float64Array;
     let base = 0;
@@ -469,6 +482,75 @@ export class Shard implements WaitHost {
       approved: sameWindow ? s[base + ROW_APPROVED]! : 0,
       denied: sameWindow ? s[base + ROW_DENIED]! : 0,
     };
+  }
+
+  // ---------------------------------------------------------------- a key's own limits
+
+  /**
+   * GoCC's client override: sets the key's own limit and queue size in place (absent: as before),
+   * its counts kept, so the next decision counts what the key already used against them.
+   * Throws InvalidQuotaError, changing nothing, when they cannot apply to the key's quota.
+   */
+  setKeyLimits(
+    t: TableState,
+    key: string,
+    hash: number,
+    limit: number | undefined,
+    queueSize: number | undefined,
+    now: number,
+  ): KeyLimitsView {
+    const held = t.extras.get(key)?.limits;
+    const nextLimit = limit ?? held?.limit;
+    const nextSize = queueSize ?? held?.queueSize;
+    if (held !== undefined && held.limit === nextLimit && held.queueSize === nextSize) {
+      held.lastUsed = now;
+      return { spec: held.quota.spec, own: true };
+    }
+    const quota = keyQuota(t.quota, nextLimit, nextSize, t.keyQuotas);
+    let row = t.keys.find(key, hash);
+    if (row < 0) row = this.createRow(t, key, hash, now);
+    this.extrasOf(t, key).limits = new KeyLimits(quota, nextLimit, nextSize, now);
+    // A raised limit or a larger queue may admit waiters now.
+    this.examine(t, row, now);
+    return { spec: quota.spec, own: true };
+  }
+
+  /** The limits the key is decided by. */
+  limitsOf(t: TableState, key: string): KeyLimitsView {
+    const own = t.extras.get(key)?.limits;
+    return own === undefined
+      ? { spec: t.quota.spec, own: false }
+      : { spec: own.quota.spec, own: true };
+  }
+
+  private quotaOf(t: TableState, key: string): CompiledQuota {
+    return (t.extras.size === 0 ? undefined : t.extras.get(key)?.limits?.quota) ?? t.quota;
+  }
+
+  /**
+   * Before `t` takes `quota`: keys' own limits are derived again from it, or dropped when its spec
+   * changed. Rows are first brought to `now` under the key's limits, which a token bucket's refill
+   * depends on, so a conversion to another layout starts from what the key really holds.
+   */
+  private rebaseKeyLimits(
+    t: TableState,
+    quota: CompiledQuota,
+    specChanged: boolean,
+    now: number,
+  ): void {
+    t.keyQuotas.clear();
+    for (const [key, extras] of t.extras) {
+      const own = extras.limits;
+      if (own === undefined) continue;
+      if (specChanged) {
+        const row = t.keys.find(key, fnv1a(key, t.quota.seed));
+        if (row >= 0) syncRow(own.quota, t.keys.rows, row * own.quota.stride, now);
+        extras.limits = undefined;
+        continue;
+      }
+      const derived = keyQuota(quota, own.limit, own.queueSize, t.keyQuotas);
+      extras.limits = new KeyLimits(derived, own.limit, own.queueSize, own.lastUsed);
+    }
   }
 
   /** Forgets a key's counts (admin resetKey). Waiters and leases stay and are re-examined. */
@@ -534,7 +616,13 @@ export class Shard implements WaitHost {
       // Re-read on every step: the last delete resets the table.
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
-        if (key === undefined || t.extras.has(key)) continue;
+        if (key === undefined) continue;
+        const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
+        if (extras !== undefined) {
+          // A key's own limits keep it for GoCC's 3 windows; then it is a key like any other.
+          if (!extras.lapse(now)) continue;
+          t.extras.delete(key);
+        }
         if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
@@ -566,15 +654,15 @@ export class Shard implements WaitHost {
    * the key when its state holds no information, or schedules its next examination.
    */
   private examine(t: TableState, row: number, now: number): void {
-    const q = t.quota;
     const keys = t.keys;
     // Every caller wrote the row or may now (refund, reset, load, admitted waiters, leases).
     keys.mark(row);
     const key = keys.keys[row]!;
+    const extras = t.extras.get(key);
+    const q = extras?.limits?.quota ?? t.quota;
     const s = keys.rows;
     const base = row * q.stride;
     let next = Infinity;
-    const extras = t.extras.get(key);
     if (extras !== undefined) {
       extras.expireLeases(now);
       timeOutWaiters(t, extras, s, base, now);
@@ -594,8 +682,10 @@ export class Shard implements WaitHost {
         }
         extras.shift();
         touchStats(q, s, base, now);
+        if (extras.limits !== undefined) extras.limits.lastUsed = now;
         const a: Attempt = {
           t,
+          q,
           input: w.input,
           requestId: w.requestId,
           hash: w.hash,
