@@ -429,7 +429,7 @@ describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEU
   it('keeps the key’s own limit for its requests without numbers, other keys at the default', async () => {
     const key = freshKey();
     const other = freshKey();
-    const statuses: number[] = [await (await post(`${base}/rate/${key}?maxRequests=4`)).status];
+    const statuses: number[] = [(await post(`${base}/rate/${key}?maxRequests=4`)).status];
     for (let i = 0; i < 4; i++) statuses.push((await post(`${base}/rate/${key}`)).status);
     const others: number[] = [];
     for (let i = 0; i < 3; i++) others.push((await post(`${base}/rate/${other}`)).status);
