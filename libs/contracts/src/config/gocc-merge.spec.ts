@@ -1,4 +1,6 @@
 import { Engine } from '@app/engine';
+import { CONTRACT_DOC } from '../contract-doc/disagreements.test-util';
+import { cell, codeBlockUnder, plain, tableUnder } from '../contract-doc/markdown.test-util';
 import { ConfigError } from './config-error';
 import { MAX_GOCC_MERGES } from './gocc-merge';
 import { parseConfigFile } from './parse-config';
@@ -48,6 +50,25 @@ describe('GoCC config entries that match one key merge in file order', () => {
     ['zero-1', '.*, ^zero- (0: sets nothing)', [100, 400, 60_000]],
   ])('%s: %s', (key, _entries, numbers) => {
     expect(numbersFor(engine, key)).toEqual(numbers);
+  });
+
+  it('answers the example of docs/contract.md as its table says', () => {
+    const heading = "### GoCC's config file";
+    const example = codeBlockUnder(CONTRACT_DOC, heading, 'json');
+    const table = tableUnder(CONTRACT_DOC, heading);
+    const fromDocs = new Engine(parseConfigFile(example, { gocc: ENV }).quotas);
+
+    const rows = table.rows.map((row) => {
+      const key = plain(cell(table, row, 'key'));
+      const shown = ['limit per window', 'queue', 'window'].map((c) =>
+        parseInt(cell(table, row, c)),
+      );
+      return { key, numbers: numbersFor(fromDocs, key), shown };
+    });
+
+    expect(rows.length).toBeGreaterThan(0);
+    for (const { key, numbers, shown } of rows)
+      expect({ key, numbers }).toEqual({ key, numbers: shown });
   });
 
   it('gives every merge a stable name of its own and keeps the entries’ names', () => {
