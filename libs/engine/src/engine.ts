@@ -304,8 +304,8 @@ export class Engine {
   limitsOf(input: StatsInput): Outcome<KeyLimitsView> {
     const found = this.lookup(input, 'stats');
     if (!found.ok) return found;
-    const [shard, table] = this.tableOf(found.value, input.key);
-    return { ok: true, value: shard.limitsOf(table, input.key) };
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return { ok: true, value: shard.limitsOf(table, input.key, hash) };
   }
 
   /** Forgets the counts of one (quota, key). */

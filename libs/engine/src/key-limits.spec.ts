@@ -245,6 +245,25 @@ describe('a key’s own limit (GoCC client overrides)', () => {
     expect(set.ok ? '' : set.reason).toMatch(/^limit: .*has no enforced limit to change/);
   });
 
+  it('keeps each key’s own limits with its row when the table compacts around them', () => {
+    const engine = engineOf(gocc(5));
+    const owners = Array.from({ length: 20 }, (_, i) => `own-${i}`);
+    for (let i = 0; i < 2_000; i++)
+      engine.acquire({ key: `plain-${i}`, cost: { requests: 1 } }, T0);
+    for (const key of owners) play(engine, key, [[0, { limit: 1 }, 'set']]);
+
+    // The plain keys go idle and are dropped; the rows left are moved down.
+    runUntil(engine, T0 + WINDOW_MS + SWEEP_MS);
+    expect(engine.footprint().keys).toBe(owners.length);
+
+    for (const key of owners) {
+      expect(play(engine, key, [...takes(1_500, 1), [1_501, 'take', 'RATE_LIMITED']])).toEqual([
+        'OK',
+        'RATE_LIMITED',
+      ]);
+    }
+  });
+
   it('returns memory to its baseline once the keys’ own limits lapsed', () => {
     const engine = engineOf(gocc(5));
     for (let i = 0; i < 1_000; i++) {

@@ -1,5 +1,4 @@
 import type { CompiledLimit } from '../algorithms';
-import { fnv1a } from '../hash/fnv1a';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
 import type { AcquireInput, Cost, Decision, DecisionCode, KeyLimitsView, KeyStats } from '../types';
 import { Reply, refusal } from './decision';
@@ -192,8 +191,8 @@ export class Shard implements WaitHost {
       );
     }
     let row = t.keys.find(key, hash);
-    const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
-    const q = extras?.limits?.quota ?? t.quota;
+    const own = row < 0 ? undefined : t.keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
     const exceeds = this.costs.fill(q, input.cost);
     if (exceeds >= 0) {
       const r = this.costExceeds(q, exceeds, requestId, key);
@@ -211,9 +210,10 @@ export class Shard implements WaitHost {
       if (row >= 0) s.set(t.keys.rows.subarray(row * q.stride, (row + 1) * q.stride));
       base = 0;
     }
-    if (commit && extras !== undefined) {
-      extras.expireLeases(now);
-      if (extras.limits !== undefined) extras.limits.lastUsed = now;
+    const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
+    if (commit) {
+      extras?.expireLeases(now);
+      if (own !== undefined) own.lastUsed = now;
     }
     const a: Attempt = { t, q, input, requestId, hash, now, commit, row, extras, s, base };
     const verdict = this.judge(a);
@@ -396,12 +396,12 @@ export class Shard implements WaitHost {
   ): boolean {
     const row = t.keys.find(key, hash);
     if (row < 0) return false;
-    const extras = t.extras.get(key);
-    const q = extras?.limits?.quota ?? t.quota;
-    if (extras?.limits !== undefined) extras.limits.lastUsed = now;
+    const own = t.keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
+    if (own !== undefined) own.lastUsed = now;
     let released = false;
     if (q.concurrency !== undefined) {
-      const leases = extras?.leases;
+      const leases = t.extras.get(key)?.leases;
       if (leases !== undefined) {
         if (leaseId !== undefined) {
           released = leases.delete(leaseId);
@@ -436,8 +436,8 @@ export class Shard implements WaitHost {
     cost: Cost,
     now: number,
   ): KeyStats {
-    const q = this.quotaOf(t, key);
     let row = t.keys.find(key, hash);
+    const q = this.quotaOf(t, row);
     const i = requestId === undefined || row < 0 ? -1 : this.findReceipt(t, key, hash, requestId);
     if (row < 0) row = this.createRow(t, key, hash, now);
     const charged = i >= 0 ? this.receipts.costAt(i) : NOTHING;
@@ -460,8 +460,8 @@ export class Shard implements WaitHost {
   }
 
   stats(t: TableState, key: string, hash: number, now: number): KeyStats {
-    const q = this.quotaOf(t, key);
     const row = t.keys.find(key, hash);
+    const q = this.quotaOf(t, row);
     let s: Float64Array;
     let base = 0;
     if (row < 0) {
@@ -499,7 +499,8 @@ export class Shard implements WaitHost {
     queueSize: number | undefined,
     now: number,
   ): KeyLimitsView {
-    const held = t.extras.get(key)?.limits;
+    let row = t.keys.find(key, hash);
+    const held = row < 0 ? undefined : t.keys.ownAt(row);
     const nextLimit = limit ?? held?.limit;
     const nextSize = queueSize ?? held?.queueSize;
     if (held !== undefined && held.limit === nextLimit && held.queueSize === nextSize) {
@@ -507,24 +508,25 @@ export class Shard implements WaitHost {
       return { spec: held.quota.spec, own: true };
     }
     const quota = keyQuota(t.quota, nextLimit, nextSize, t.keyQuotas);
-    let row = t.keys.find(key, hash);
     if (row < 0) row = this.createRow(t, key, hash, now);
-    this.extrasOf(t, key).limits = new KeyLimits(quota, nextLimit, nextSize, now);
+    t.keys.setOwn(row, new KeyLimits(quota, nextLimit, nextSize, now));
     // A raised limit or a larger queue may admit waiters now.
     this.examine(t, row, now);
     return { spec: quota.spec, own: true };
   }
 
   /** The limits the key is decided by. */
-  limitsOf(t: TableState, key: string): KeyLimitsView {
-    const own = t.extras.get(key)?.limits;
+  limitsOf(t: TableState, key: string, hash: number): KeyLimitsView {
+    const row = t.keys.find(key, hash);
+    const own = row < 0 ? undefined : t.keys.ownAt(row);
     return own === undefined
       ? { spec: t.quota.spec, own: false }
       : { spec: own.quota.spec, own: true };
   }
 
-  private quotaOf(t: TableState, key: string): CompiledQuota {
-    return (t.extras.size === 0 ? undefined : t.extras.get(key)?.limits?.quota) ?? t.quota;
+  /** The quota the key of `row` (-1: none) is decided by. */
+  private quotaOf(t: TableState, row: number): CompiledQuota {
+    return (row < 0 ? undefined : t.keys.ownAt(row)?.quota) ?? t.quota;
   }
 
   /**
@@ -539,17 +541,17 @@ export class Shard implements WaitHost {
     now: number,
   ): void {
     t.keyQuotas.clear();
-    for (const [key, extras] of t.extras) {
-      const own = extras.limits;
+    const keys = t.keys;
+    for (let row = 0; keys.withOwn > 0 && row < keys.keys.length; row++) {
+      const own = keys.ownAt(row);
       if (own === undefined) continue;
       if (specChanged) {
-        const row = t.keys.find(key, fnv1a(key, t.quota.seed));
-        if (row >= 0) syncRow(own.quota, t.keys.rows, row * own.quota.stride, now);
-        extras.limits = undefined;
+        syncRow(own.quota, keys.rows, row * own.quota.stride, now);
+        keys.setOwn(row, undefined);
         continue;
       }
       const derived = keyQuota(quota, own.limit, own.queueSize, t.keyQuotas);
-      extras.limits = new KeyLimits(derived, own.limit, own.queueSize, own.lastUsed);
+      keys.setOwn(row, new KeyLimits(derived, own.limit, own.queueSize, own.lastUsed));
     }
   }
 
@@ -616,13 +618,7 @@ export class Shard implements WaitHost {
       // Re-read on every step: the last delete resets the table.
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
-        if (key === undefined) continue;
-        const extras = t.extras.size === 0 ? undefined : t.extras.get(key);
-        if (extras !== undefined) {
-          // A key's own limits keep it for GoCC's 3 windows; then it is a key like any other.
-          if (!extras.lapse(now)) continue;
-          t.extras.delete(key);
-        }
+        if (key === undefined || t.extras.has(key) || this.keepsOwn(t, row, now)) continue;
         if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
@@ -632,6 +628,19 @@ export class Shard implements WaitHost {
     const interval = this.options.idleSweepMs;
     const late = Math.max(0, now - this.sweepAt);
     this.sweepAt = left > 0 ? this.sweepAt + (Math.floor(late / interval) + 1) * interval : 0;
+  }
+
+  /**
+   * Whether the key of `row` keeps its own limits: GoCC keeps a limiter, and a client's numbers
+   * with it, until 3 windows pass without a request; then they lapse here, and the key is like
+   * any other.
+   */
+  private keepsOwn(t: TableState, row: number, now: number): boolean {
+    const own = t.keys.ownAt(row);
+    if (own === undefined) return false;
+    if (own.expiresAt() > now) return true;
+    t.keys.setOwn(row, undefined);
+    return false;
   }
 
   private createRow(t: TableState, key: string, hash: number, now: number): number {
@@ -658,9 +667,10 @@ export class Shard implements WaitHost {
     // Every caller wrote the row or may now (refund, reset, load, admitted waiters, leases).
     keys.mark(row);
     const key = keys.keys[row]!;
-    const extras = t.extras.get(key);
-    const q = extras?.limits?.quota ?? t.quota;
+    const own = keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
     const s = keys.rows;
+    const extras = t.extras.get(key);
     const base = row * q.stride;
     let next = Infinity;
     if (extras !== undefined) {
@@ -682,7 +692,7 @@ export class Shard implements WaitHost {
         }
         extras.shift();
         touchStats(q, s, base, now);
-        if (extras.limits !== undefined) extras.limits.lastUsed = now;
+        if (own !== undefined) own.lastUsed = now;
         const a: Attempt = {
           t,
           q,
@@ -704,7 +714,7 @@ export class Shard implements WaitHost {
     const live = t.extras.get(key);
     if (live !== undefined) {
       if (next !== Infinity) this.timers.schedule(live, t.index, row, Math.max(next, now + 1));
-    } else if (rowIdleAt(q, s, base) <= now) {
+    } else if (!this.keepsOwn(t, row, now) && rowIdleAt(q, s, base) <= now) {
       keys.delete(row);
     }
   }

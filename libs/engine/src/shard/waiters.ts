@@ -1,5 +1,4 @@
 import type { AcquireInput, Decision } from '../types';
-import type { KeyLimits } from './key-limits';
 import type { TableState } from './table';
 
 /** What a waiter asks of the shard that queued it. */
@@ -116,15 +115,13 @@ export interface Lease {
   readonly expiresAt: number;
 }
 
-/** The rare per-key state: waiters, leases, its own limits. Keys with none have no such record. */
+/** The rare per-key state: waiters and leases. Keys with neither have no such record. */
 export class KeyExtras {
   readonly queue: Waiter[] = [];
   head = 0;
   /** Waiters not yet answered. */
   waiting = 0;
   leases: Map<string, Lease> | undefined;
-  /** The key's own limit and queue size (GoCC's client overrides). */
-  limits: KeyLimits | undefined;
   /** Instant of this key's live timer entry; 0: none. Older entries are recognised as stale. */
   scheduledAt = 0;
 
@@ -151,17 +148,7 @@ export class KeyExtras {
   }
 
   isEmpty(): boolean {
-    return (
-      this.waiting === 0 &&
-      (this.leases === undefined || this.leases.size === 0) &&
-      this.limits === undefined
-    );
-  }
-
-  /** Lets the key's own limits go once they lapsed; true when nothing is left. */
-  lapse(now: number): boolean {
-    if (this.limits !== undefined && this.limits.expiresAt() <= now) this.limits = undefined;
-    return this.isEmpty();
+    return this.waiting === 0 && (this.leases === undefined || this.leases.size === 0);
   }
 
   expireLeases(now: number): void {
