@@ -187,6 +187,18 @@ export const ENV_VARIABLES = [
     meaning: "scope of the providers' model quotas",
   },
   {
+    name: 'PROVIDER_QUEUE_SIZE',
+    apps: limiter,
+    default: '1000',
+    meaning: 'waiters per model quota (per replica); 0: model quotas do not queue',
+  },
+  {
+    name: 'PROVIDER_MAX_WAIT_MS',
+    apps: limiter,
+    default: '60000',
+    meaning: "longest wait in a model quota's queue",
+  },
+  {
     name: 'HTTP_REQUEST_TIMEOUT_MS',
     apps: limiter,
     default: '10000',

@@ -56,18 +56,19 @@ export function parseFlag(name: EnvName, raw: string | undefined): boolean {
   throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
-/** An integer 1..max; `fallback` when unset or empty. */
+/** An integer min..max (min 1 unless given); `fallback` when unset or empty. */
 export function parsePositiveInt(
   name: EnvName,
   raw: string | undefined,
   fallback: number,
   max: number,
+  min = 1,
 ): number {
   const value = nonEmpty(raw);
   if (value === undefined) return fallback;
   const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 1 && n <= max))
-    throw new Error(`${name} must be an integer 1..${max}, got "${value}"`);
+  if (!(n >= min && n <= max))
+    throw new Error(`${name} must be an integer ${min}..${max}, got "${value}"`);
   return n;
 }
 
