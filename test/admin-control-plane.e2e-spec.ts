@@ -416,7 +416,7 @@ describe('admin control plane with two limiters', () => {
       [
         '-r',
         '@swc-node/register',
-        'scripts/go-ratelimit-sqlite.ts',
+        'scripts/import-go-ratelimit.ts',
         path,
         '--import',
         `${admin.url}/graphql`,

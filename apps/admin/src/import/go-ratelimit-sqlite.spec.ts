@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  goRatelimitDocument,
   goRatelimitDocumentFromSqlite,
   NotGoRatelimitDatabaseError,
   rfc3339Nano,
@@ -87,5 +88,17 @@ describe("go-ratelimit's SQLite state as the document importConfig reads", () =>
 
   it('refuses a path that is not a database file', () => {
     expect(() => goRatelimitDocumentFromSqlite(join(dir, 'absent.db'))).toThrow();
+  });
+
+  it('takes a YAML file as it is, and a SQLite file by its header', () => {
+    const yaml = join(dir, 'ratelimits.yaml');
+    writeFileSync(yaml, 'quotas:\n  m: { max_rpm: 3 }\n');
+    expect(goRatelimitDocument(yaml)).toBe('quotas:\n  m: { max_rpm: 3 }\n');
+    const sqlite = database((db) => {
+      db.prepare('INSERT INTO quotas VALUES (?, ?, ?, ?)').run('m', 3, 0, 0);
+    });
+    expect(plan(goRatelimitDocument(sqlite, NOW)).quotas).toEqual([
+      expect.objectContaining({ name: 'm' }),
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { stringify } from 'yaml';
 
 /**
@@ -100,4 +101,24 @@ export function goRatelimitDocumentFromSqlite(path: string, nowMs = Date.now()):
   } finally {
     db.close();
   }
+}
+
+/** Every SQLite database file starts with these 16 bytes. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+function isSqliteFile(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    return readSync(fd, head, 0, head.length, 0) === head.length && head.equals(SQLITE_HEADER);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The document importConfig reads for go-ratelimit's state at `path`, YAML or SQLite. */
+export function goRatelimitDocument(path: string, nowMs = Date.now()): string {
+  return isSqliteFile(path)
+    ? goRatelimitDocumentFromSqlite(path, nowMs)
+    : readFileSync(path, 'utf8');
 }

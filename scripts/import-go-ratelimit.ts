@@ -1,10 +1,11 @@
 /**
- * go-ratelimit's SQLite state to this service (docs/migrating.md):
- *   npm run -s import:go-ratelimit-sqlite -- ratelimits.db                 prints the YAML document
- *   npm run -s import:go-ratelimit-sqlite -- ratelimits.db --import URL    imports it (ADMIN_TOKEN)
+ * go-ratelimit's state, its ratelimits.yaml or its SQLite database, to this service
+ * (docs/migrating.md):
+ *   npm run -s import:go-ratelimit -- ratelimits.db                 prints the YAML document
+ *   npm run -s import:go-ratelimit -- ratelimits.db --import URL    imports it (ADMIN_TOKEN)
  * URL is the admin's GraphQL endpoint, e.g. http://localhost:8081/graphql.
  */
-import { goRatelimitDocumentFromSqlite } from '../apps/admin/src/import/go-ratelimit-sqlite';
+import { goRatelimitDocument } from '../apps/admin/src/import/go-ratelimit-sqlite';
 
 const IMPORT = `mutation Import($document: String!) {
   importConfig(document: $document, format: yaml) {
@@ -29,12 +30,13 @@ async function importDocument(url: string, document: string): Promise<boolean> {
 
 async function main(args: readonly string[]): Promise<number> {
   const [path, flag, url] = args;
-  const usage = 'usage: go-ratelimit-sqlite <ratelimits.db> [--import <admin GraphQL URL>]';
+  const usage =
+    'usage: import-go-ratelimit <ratelimits.yaml|ratelimits.db> [--import <admin GraphQL URL>]';
   if (path === undefined || (flag !== undefined && (flag !== '--import' || url === undefined))) {
     console.error(usage);
     return 2;
   }
-  const document = goRatelimitDocumentFromSqlite(path);
+  const document = goRatelimitDocument(path);
   if (flag === undefined) {
     process.stdout.write(document);
     return 0;
