@@ -22,7 +22,7 @@ async function bootstrap(): Promise<void> {
   });
   await app.listen(config.port, config.host);
   logListening('Limiter', app.getHttpServer());
-  for (const warning of goccOnlyVariableWarnings(process.env)) new Logger('Limiter').warn(warning);
+  for (const warning of goccOnlyVariableWarnings()) new Logger('Limiter').warn(warning);
 }
 
 bootstrap().catch((err: unknown) => {

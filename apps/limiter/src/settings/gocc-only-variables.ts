@@ -1,11 +1,11 @@
-import type { Env } from '@app/contracts';
+import type { Env, EnvName } from '@app/contracts';
 
 /**
  * GoCC's variables that this limiter does not read, with what does their job here
  * (docs/migrating.md). GoCC's environment must start the limiter as it is, but silently ignoring
  * INSTANCE_URLS would let an operator believe N replicas share one limit.
  */
-const GOCC_ONLY_VARIABLES: Readonly<Record<string, string>> = {
+const GOCC_ONLY_VARIABLES: Partial<Record<EnvName, string>> = {
   INSTANCE_URLS:
     "is GoCC's distributed mode and is not read: replicas share a NATS queue group, each counting a local quota on its own; give a quota `scope: cluster` (with REDIS_URL) for one limit across replicas",
   SERVER_TYPE: 'is not read: HTTP/1.1 and HTTP/2 cleartext are both served on PORT',
@@ -16,9 +16,8 @@ const GOCC_ONLY_VARIABLES: Readonly<Record<string, string>> = {
 };
 
 /** One line per GoCC-only variable set (non-empty) in `env`. */
-export function goccOnlyVariableWarnings(env: Env | NodeJS.ProcessEnv): string[] {
-  const values = env as Readonly<Record<string, string | undefined>>;
+export function goccOnlyVariableWarnings(env: Env = process.env): string[] {
   return Object.entries(GOCC_ONLY_VARIABLES)
-    .filter(([name]) => (values[name]?.trim() ?? '') !== '')
+    .filter(([name]) => (env[name as EnvName]?.trim() ?? '') !== '')
     .map(([name, why]) => `${name} ${why} (docs/migrating.md)`);
 }
