@@ -4,9 +4,12 @@
  * limiters within 1 s, survive an admin restart, are audited; stats are pushed and add up.
  */
 import { controlNames, quotaEntryKey } from '@app/contracts';
+import Database from 'better-sqlite3';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { connect, type NatsConnection } from 'nats';
 import {
   collect,
@@ -387,6 +390,54 @@ describe('admin control plane with two limiters', () => {
       expect.arrayContaining([
         { name: 'rpm', used: 3 },
         { name: 'tpm', used: 1200 },
+      ]),
+    );
+  });
+
+  it("imports go-ratelimit's SQLite state with the project's script, as docs/migrating.md shows", async () => {
+    const path = join(adminDir, 'go-ratelimit.db');
+    const db = new Database(path);
+    db.exec(`CREATE TABLE quotas (model TEXT PRIMARY KEY, max_rpm INTEGER NOT NULL DEFAULT 0,
+        max_tpm INTEGER NOT NULL DEFAULT 0, max_rpd INTEGER NOT NULL DEFAULT 0);
+      CREATE TABLE requests (model TEXT NOT NULL, ts INTEGER NOT NULL);
+      CREATE TABLE tokens (model TEXT NOT NULL, ts INTEGER NOT NULL, count INTEGER NOT NULL);
+      CREATE TABLE daily (model TEXT PRIMARY KEY, day_start INTEGER NOT NULL,
+        day_count INTEGER NOT NULL DEFAULT 0);`);
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    db.prepare('INSERT INTO quotas VALUES (?, ?, ?, ?)').run('sqlite-model', 20, 9000, 0);
+    for (let i = 1n; i <= 4n; i++) {
+      db.prepare('INSERT INTO requests VALUES (?, ?)').run('sqlite-model', nowNs - i * 1_000_000n);
+    }
+    db.prepare('INSERT INTO tokens VALUES (?, ?, ?)').run('sqlite-model', nowNs, 2500);
+    db.close();
+
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        '@swc-node/register',
+        'scripts/import-go-ratelimit.ts',
+        path,
+        '--import',
+        `${admin.url}/graphql`,
+      ],
+      { env: { ...process.env, ADMIN_TOKEN: TOKEN } },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({
+      data: {
+        importConfig: { source: 'go-ratelimit', quotas: ['sqlite-model'], usageRecorded: 1 },
+      },
+    });
+    const stats = await gqlData<{ keyStats: { limits: Json[] } }>(
+      admin.url,
+      '{ keyStats(key: "sqlite-model", quota: "sqlite-model") { limits { name used } } }',
+      {},
+      AUTH,
+    );
+    expect(stats.keyStats.limits).toEqual(
+      expect.arrayContaining([
+        { name: 'rpm', used: 4 },
+        { name: 'tpm', used: 2500 },
       ]),
     );
   });

@@ -1,8 +1,9 @@
 import { logListening, logStartFailure, useLogger } from '@app/logging';
-import { ShutdownSignal } from '@nestjs/common';
+import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createLimiterApp } from './app';
 import { limiterListenConfig } from './config';
 import { LimiterService } from './engine-host/limiter.service';
+import { goccOnlyVariableWarnings } from './settings/gocc-only-variables';
 import { ShutdownLog } from './shutdown-log';
 
 async function bootstrap(): Promise<void> {
@@ -21,6 +22,7 @@ async function bootstrap(): Promise<void> {
   });
   await app.listen(config.port, config.host);
   logListening('Limiter', app.getHttpServer());
+  for (const warning of goccOnlyVariableWarnings()) new Logger('Limiter').warn(warning);
 }
 
 bootstrap().catch((err: unknown) => {

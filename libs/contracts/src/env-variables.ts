@@ -187,6 +187,18 @@ export const ENV_VARIABLES = [
     meaning: "scope of the providers' model quotas",
   },
   {
+    name: 'PROVIDER_QUEUE_SIZE',
+    apps: limiter,
+    default: '1000',
+    meaning: 'waiters per model quota (per replica); 0: model quotas do not queue',
+  },
+  {
+    name: 'PROVIDER_MAX_WAIT_MS',
+    apps: limiter,
+    default: '60000',
+    meaning: "longest wait in a model quota's queue",
+  },
+  {
     name: 'HTTP_REQUEST_TIMEOUT_MS',
     apps: limiter,
     default: '10000',
@@ -236,6 +248,25 @@ export const ENV_VARIABLES = [
     default: '(unset)',
     meaning: '`production`: no introspection, no GraphiQL',
   },
+  // GoCC's, so that its environment starts the limiter as it is; each is named in a warning at start.
+  {
+    name: 'INSTANCE_URLS',
+    apps: limiter,
+    default: '(unset)',
+    meaning: "GoCC's distributed mode: not read; use `scope: cluster` (docs/migrating.md)",
+  },
+  {
+    name: 'SERVER_TYPE',
+    apps: limiter,
+    default: '(unset)',
+    meaning: "GoCC's server: not read; HTTP/1.1 and h2c are both served on PORT",
+  },
+  ...(['LOG_2XX', 'LOG_4XX', 'LOG_5XX', 'LOG_INCLUDES_SOURCE'] as const).map((name) => ({
+    name,
+    apps: limiter,
+    default: '(unset)',
+    meaning: "GoCC's logging switch: not read; logging follows LOG_LEVEL",
+  })),
 ] as const satisfies readonly EnvVariable[];
 
 export type EnvName = (typeof ENV_VARIABLES)[number]['name'];

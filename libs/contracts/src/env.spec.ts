@@ -50,10 +50,18 @@ describe('listen config from the environment', () => {
   });
 
   it('refuses an unknown LOG_FORMAT, naming the variable and the values', () => {
-    expect(() => parseLogFormat('text')).toThrow(
-      'LOG_FORMAT must be one of json, pretty, got "text"',
+    expect(() => parseLogFormat('xml')).toThrow(
+      'LOG_FORMAT must be one of json, pretty, text, system-default, got "xml"',
     );
     expect(parseLogFormat('JSON')).toBe('json');
+  });
+
+  it.each([
+    ['text', 'pretty'],
+    ['Text', 'pretty'],
+    ['system-default', undefined],
+  ])("takes GoCC's LOG_FORMAT %s as %s", (gocc, format) => {
+    expect(parseLogFormat(gocc)).toBe(format);
   });
 });
 

@@ -12,6 +12,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** LOG_FORMAT's values: one JSON object per line, or text for a person at a terminal. */
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** Ours, then GoCC's (`text`, `system-default`: its environment starts the limiter as it is). */
+const LOG_FORMAT_VALUES = [...LOG_FORMATS, 'text', 'system-default'] as const;
+const LOG_FORMAT_OF: Readonly<Record<(typeof LOG_FORMAT_VALUES)[number], LogFormat | undefined>> = {
+  json: 'json',
+  pretty: 'pretty',
+  text: 'pretty',
+  // GoCC's own default; here the default looks at stdout.
+  'system-default': undefined,
+};
 
 export type { Env, EnvName } from './env-variables';
 
@@ -56,18 +65,19 @@ export function parseFlag(name: EnvName, raw: string | undefined): boolean {
   throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
-/** An integer 1..max; `fallback` when unset or empty. */
+/** An integer min..max (min 1 unless given); `fallback` when unset or empty. */
 export function parsePositiveInt(
   name: EnvName,
   raw: string | undefined,
   fallback: number,
   max: number,
+  min = 1,
 ): number {
   const value = nonEmpty(raw);
   if (value === undefined) return fallback;
   const n = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 1 && n <= max))
-    throw new Error(`${name} must be an integer 1..${max}, got "${value}"`);
+  if (!(n >= min && n <= max))
+    throw new Error(`${name} must be an integer ${min}..${max}, got "${value}"`);
   return n;
 }
 
@@ -78,7 +88,8 @@ export function parseLogLevel(raw: string | undefined): LogLevel {
 
 /** LOG_FORMAT: json or pretty; undefined when unset (the logger then looks at stdout). */
 export function parseLogFormat(raw: string | undefined): LogFormat | undefined {
-  return oneOf('LOG_FORMAT', LOG_FORMATS, raw);
+  const value = oneOf('LOG_FORMAT', LOG_FORMAT_VALUES, raw);
+  return value === undefined ? undefined : LOG_FORMAT_OF[value];
 }
 
 function oneOf<T extends string>(

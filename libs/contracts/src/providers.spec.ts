@@ -36,6 +36,7 @@ describe('built-in provider profiles', () => {
     ).toEqual({
       name: 'gemini-2.5-pro',
       match: 'gemini-2.5-pro',
+      queue: { maxSize: 1000, maxWaitMs: 60_000 },
       limits: [
         {
           name: 'rpm',

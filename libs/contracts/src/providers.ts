@@ -1,5 +1,5 @@
 import { exactKeyMatch } from './key-match';
-import { MS_PER_DAY, type QuotaSpec, type Scope } from './quota-spec';
+import { MS_PER_DAY, type QueueSpec, type QuotaSpec, type Scope } from './quota-spec';
 
 /** One model's published limits; 0 means unlimited. */
 export interface ModelProfile {
@@ -64,13 +64,39 @@ export const PROVIDER_MINUTE_MS = 60_000;
 export const PROVIDER_DAY_TIMEZONE = 'America/Los_Angeles';
 
 /**
- * The quota serving model M: named M, matching key M exactly, limits rpm, tpm and rpd. `scope`:
- * where the limiter decides it (see composeQuotas); local when absent.
+ * The wait queue of every model quota (PROVIDER_QUEUE_SIZE, PROVIDER_MAX_WAIT_MS): an LLM caller
+ * would rather wait for the provider's minute to free capacity than handle a refusal, as
+ * go-ratelimit's WaitForCapacity does. A minute covers any rpm or tpm refusal; a request refused
+ * by rpd still times out after it.
  */
-export function modelQuota(profile: ModelProfile, scope: Scope = 'local'): QuotaSpec {
+export const DEFAULT_PROVIDER_QUEUE: QueueSpec = { maxSize: 1000, maxWaitMs: PROVIDER_MINUTE_MS };
+
+/** How model quotas are decided and queued (the limiter's PROVIDER_* settings). */
+export interface ModelQuotaOptions {
+  /** Where the limiter decides them (see composeQuotas). */
+  readonly scope: Scope;
+  /** Their wait queue; `undefined` means none (PROVIDER_QUEUE_SIZE=0). */
+  readonly queue: QueueSpec | undefined;
+}
+
+export const DEFAULT_MODEL_OPTIONS: ModelQuotaOptions = {
+  scope: 'local',
+  queue: DEFAULT_PROVIDER_QUEUE,
+};
+
+/**
+ * The quota serving model M: named M, matching key M exactly, limits rpm, tpm and rpd, and the
+ * providers' wait queue (DEFAULT_PROVIDER_QUEUE unless `options` say otherwise).
+ */
+export function modelQuota(
+  profile: ModelProfile,
+  options: ModelQuotaOptions = DEFAULT_MODEL_OPTIONS,
+): QuotaSpec {
+  const { scope, queue } = options;
   return {
     name: profile.model,
     ...(scope === 'cluster' && { scope }),
+    ...(queue !== undefined && { queue }),
     match: exactKeyMatch(profile.model),
     limits: [
       {
@@ -111,10 +137,10 @@ export function findProvider(
 export function providerQuotas(
   enabled: readonly string[],
   profiles: readonly ProviderProfile[] = BUILT_IN_PROVIDERS,
-  scope: Scope = 'local',
+  options: ModelQuotaOptions = DEFAULT_MODEL_OPTIONS,
 ): QuotaSpec[] {
   const wanted = new Set(enabled);
   return profiles
     .filter((profile) => wanted.has(profile.name))
-    .flatMap((profile) => profile.models.map((model) => modelQuota(model, scope)));
+    .flatMap((profile) => profile.models.map((model) => modelQuota(model, options)));
 }

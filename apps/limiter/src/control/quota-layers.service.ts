@@ -116,7 +116,10 @@ export class QuotaLayersService {
   }
 
   private apply(config: LimiterConfig, control: ControlSet | undefined): void {
-    const quotas = composeQuotas(config, control, this.settings.providerScope);
+    const quotas = composeQuotas(config, control, {
+      scope: this.settings.providerScope,
+      queue: this.settings.providerQueue,
+    });
     refuseSharedPatterns(quotas, control);
     this.limiter.setQuotas(quotas);
   }

@@ -7,10 +7,13 @@ import {
   readCertificateFile,
   redactUrl,
   readGoccSettings,
+  DEFAULT_PROVIDER_QUEUE,
+  MS_PER_DAY,
   type Env,
   type EnvName,
   type GoccSettings,
   type ListenConfig,
+  type QueueSpec,
   type Scope,
 } from '@app/contracts';
 import { natsConnectionOptions } from '@app/nats-connection';
@@ -47,6 +50,8 @@ export interface LimiterSettings {
    * provider's RPM is one limit for the whole organisation), `local` without.
    */
   readonly providerScope: Scope;
+  /** PROVIDER_QUEUE_SIZE, PROVIDER_MAX_WAIT_MS: the model quotas' wait queue (none at size 0). */
+  readonly providerQueue: QueueSpec | undefined;
   /** DRAIN_TIMEOUT_MS: after SIGTERM, how long requests in flight have before they are cut. */
   readonly drainTimeoutMs: number;
   /** HTTP_REQUEST_TIMEOUT_MS: a request's headers and body must arrive within this. */
@@ -98,6 +103,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     redisCluster,
     redisTimeoutMs: positiveInt(env, 'REDIS_TIMEOUT_MS', STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS),
     providerScope: readProviderScope(env, urls.length > 0),
+    providerQueue: readProviderQueue(env),
     drainTimeoutMs: positiveInt(env, 'DRAIN_TIMEOUT_MS', DEFAULT_DRAIN_TIMEOUT_MS, 600_000),
     httpRequestTimeoutMs: positiveInt(
       env,
@@ -119,6 +125,17 @@ function readProviderScope(env: Env, withRedis: boolean): Scope {
   if (raw === undefined || raw === '') return withRedis ? 'cluster' : 'local';
   if (raw === 'local' || raw === 'cluster') return raw;
   throw new Error(`PROVIDER_SCOPE must be local or cluster, got "${env['PROVIDER_SCOPE']}"`);
+}
+
+/** Bounds of PROVIDER_QUEUE_SIZE (waiters of one model on one replica) and PROVIDER_MAX_WAIT_MS. */
+const MAX_PROVIDER_QUEUE_SIZE = 1_000_000;
+
+function readProviderQueue(env: Env): QueueSpec | undefined {
+  const { maxSize, maxWaitMs } = DEFAULT_PROVIDER_QUEUE;
+  const raw = env['PROVIDER_QUEUE_SIZE'];
+  const size = parsePositiveInt('PROVIDER_QUEUE_SIZE', raw, maxSize, MAX_PROVIDER_QUEUE_SIZE, 0);
+  const wait = positiveInt(env, 'PROVIDER_MAX_WAIT_MS', maxWaitMs, MS_PER_DAY);
+  return size === 0 ? undefined : { maxSize: size, maxWaitMs: wait };
 }
 
 /** REDIS_CLUSTER, validated like the other flags; exported for the Redis pool's default. */

@@ -1,5 +1,6 @@
 import { parseConfigFile, type LimiterConfig } from '../config/parse-config';
-import type { QuotaSpec } from '../quota-spec';
+import { DEFAULT_PROVIDER_QUEUE } from '../providers';
+import type { QuotaSpec, Scope } from '../quota-spec';
 import { composeQuotas } from './compose-quotas';
 import type { ControlSet } from './control-entries';
 
@@ -127,6 +128,9 @@ describe('composeQuotas without an admin: the config and its providers', () => {
   });
 });
 
+/** Model options with the default queue: only the scope varies. */
+const models = (scope: Scope) => ({ scope, queue: DEFAULT_PROVIDER_QUEUE });
+
 describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
   const withFile = parseConfigFile(
     'providers: [anthropic]\nquotas:\n  - name: api\n    limits: [{ name: rps, limit: 5, window: 1s }]\n',
@@ -134,7 +138,7 @@ describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
   const scopes = (quotas: QuotaSpec[]) => quotas.map((q) => [q.name, q.scope ?? 'local']);
 
   it('makes the models cluster scope when asked, and leaves the other quotas alone', () => {
-    expect(scopes(composeQuotas(withFile, undefined, 'cluster'))).toEqual([
+    expect(scopes(composeQuotas(withFile, undefined, models('cluster')))).toEqual([
       ['default', 'local'],
       ['api', 'local'],
       ['claude-opus-4', 'cluster'],
@@ -146,7 +150,7 @@ describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
   it('keeps them local by default and when asked', () => {
     for (const quotas of [
       composeQuotas(withFile, undefined),
-      composeQuotas(withFile, undefined, 'local'),
+      composeQuotas(withFile, undefined, models('local')),
     ]) {
       expect(quotas.every((q) => q.scope === undefined)).toBe(true);
     }
@@ -163,7 +167,7 @@ describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
         },
       ],
     };
-    const out = composeQuotas(config([quota('default', 1)]), control, 'cluster');
+    const out = composeQuotas(config([quota('default', 1)]), control, models('cluster'));
     expect(out.find((q) => q.name === 'm-1')).toMatchObject({ scope: 'cluster', match: 'm-1' });
   });
 
@@ -171,7 +175,34 @@ describe('composeQuotas: the scope of model quotas (PROVIDER_SCOPE)', () => {
     const own = parseConfigFile(
       'providers: [openai]\nquotas:\n  - name: gpt-4o\n    match: gpt-4o\n    scope: local\n    limits: [{ name: rpm, limit: 5, window: 1m }]\n',
     );
-    const quotas = composeQuotas(own, undefined, 'cluster').filter((q) => q.name === 'gpt-4o');
+    const quotas = composeQuotas(own, undefined, models('cluster')).filter(
+      (q) => q.name === 'gpt-4o',
+    );
     expect(quotas).toEqual([expect.objectContaining({ scope: 'local' })]);
+  });
+});
+
+describe('composeQuotas: the queue of model quotas (PROVIDER_QUEUE_SIZE, PROVIDER_MAX_WAIT_MS)', () => {
+  const withFile = parseConfigFile(
+    'providers: [anthropic]\nquotas:\n  - name: api\n    limits: [{ name: rps, limit: 5, window: 1s }]\n',
+  );
+  const queues = (quotas: QuotaSpec[]) => quotas.map((q) => [q.name, q.queue]);
+
+  it('gives every model quota the default queue, and no other quota one', () => {
+    expect(queues(composeQuotas(withFile, undefined))).toEqual([
+      ['default', withFile.quotas[0]?.queue],
+      ['api', undefined],
+      ['claude-opus-4', { maxSize: 1000, maxWaitMs: 60_000 }],
+      ['claude-sonnet-4', { maxSize: 1000, maxWaitMs: 60_000 }],
+      ['claude-haiku-3.5', { maxSize: 1000, maxWaitMs: 60_000 }],
+    ]);
+  });
+
+  it('takes the queue asked for, or none', () => {
+    const queue = { maxSize: 3, maxWaitMs: 500 };
+    const asked = composeQuotas(withFile, undefined, { scope: 'local', queue });
+    expect(asked.find((q) => q.name === 'claude-opus-4')?.queue).toEqual(queue);
+    const none = composeQuotas(withFile, undefined, { scope: 'local', queue: undefined });
+    expect(none.find((q) => q.name === 'claude-opus-4')).not.toHaveProperty('queue');
   });
 });

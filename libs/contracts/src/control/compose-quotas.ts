@@ -1,6 +1,12 @@
 import type { LimiterConfig } from '../config/parse-config';
-import { BUILT_IN_PROVIDERS, providerQuotas, type ProviderProfile } from '../providers';
-import type { QuotaSpec, Scope } from '../quota-spec';
+import {
+  BUILT_IN_PROVIDERS,
+  DEFAULT_MODEL_OPTIONS,
+  providerQuotas,
+  type ModelQuotaOptions,
+  type ProviderProfile,
+} from '../providers';
+import type { QuotaSpec } from '../quota-spec';
 import type { ControlSet } from './control-entries';
 
 /**
@@ -12,13 +18,14 @@ import type { ControlSet } from './control-entries';
  *    quota serves the model, and one pattern never names two quotas.
  * Once the admin has published provider profiles, its enabled flags and model limits decide;
  * the config's `providers:` list applies only to a limiter that has never heard from an admin.
- * `providerScope` is the scope of the model quotas (layer 3): a provider's limits are the
- * organisation's, so a limiter with Redis makes them `cluster` (PROVIDER_SCOPE).
+ * `models` are the scope and queue of the model quotas (layer 3): a provider's limits are the
+ * organisation's, so a limiter with Redis makes them `cluster` (PROVIDER_SCOPE), and they queue
+ * (PROVIDER_QUEUE_SIZE, PROVIDER_MAX_WAIT_MS).
  */
 export function composeQuotas(
   config: LimiterConfig,
   control: ControlSet | undefined,
-  providerScope: Scope = 'local',
+  modelOptions: ModelQuotaOptions = DEFAULT_MODEL_OPTIONS,
   builtIn: readonly ProviderProfile[] = BUILT_IN_PROVIDERS,
 ): QuotaSpec[] {
   const byName = new Map<string, QuotaSpec>();
@@ -31,9 +38,9 @@ export function composeQuotas(
       ? providerQuotas(
           adminProviders.filter((p) => p.enabled).map((p) => p.name),
           [...adminProviders].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-          providerScope,
+          modelOptions,
         )
-      : providerQuotas(config.providers, builtIn, providerScope);
+      : providerQuotas(config.providers, builtIn, modelOptions);
   const quotas = [...byName.values()];
   const claimed = new Set<string>();
   for (const q of quotas) if (q.match !== undefined) claimed.add(q.match);
