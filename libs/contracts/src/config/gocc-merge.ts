@@ -88,8 +88,15 @@ export function goccQuotas(
       ? [{ index, regex: RE2JS.compile(entry.match.slice(REGEX_MATCH_PREFIX.length)) }]
       : [],
   );
+  // Each literal key's entries, in file order: a key given twice merges both.
+  const byLiteral = new Map<string, number[]>();
+  entries.forEach(({ literal }, index) => {
+    if (literal === undefined) return;
+    const own = byLiteral.get(literal);
+    if (own === undefined) byLiteral.set(literal, [index]);
+    else own.push(index);
+  });
   const quotas: QuotaSpec[] = [];
-  const literals = new Set<string>();
   entries.forEach((entry, index) => {
     const key = entry.literal;
     if (key === undefined) {
@@ -100,17 +107,12 @@ export function goccQuotas(
       });
       return;
     }
-    if (literals.has(key)) return;
-    literals.add(key);
-    // Every entry this key matches, in file order: the same literal again, or a regex.
+    const own = byLiteral.get(key)!;
+    if (own[0] !== index) return;
+    // Every entry this key matches, in file order: its own, and each regex that matches it.
+    const matching = [...own, ...regexes.filter((r) => r.regex.test(key)).map((r) => r.index)];
     let owners: Owners = {};
-    entries.forEach((other, at) => {
-      const matches =
-        other.literal === undefined
-          ? regexes.find((r) => r.index === at)!.regex.test(key)
-          : other.literal === key;
-      if (matches) owners = laidOver(owners, other, at);
-    });
+    for (const at of matching.sort((a, b) => a - b)) owners = laidOver(owners, entries[at]!, at);
     quotas.push(goccQuota(entry.name, entry.match, settingsOf(owners, entries, env)));
   });
   const merges = regexMerges(
