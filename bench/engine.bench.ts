@@ -85,11 +85,14 @@ async function engineRate(
   keys: string[],
   cost: unknown,
   requestIds = false,
+  ownLimit = false,
 ): Promise<number> {
   const engine = new Engine([spec], { shards: 25 });
   let id = 0;
   const c = cost as number | undefined;
   let now = Date.now();
+  // GoCC's client override on every key: the same numbers, so the decisions are the quota's.
+  if (ownLimit) for (const key of keys) engine.setKeyLimits({ key, limit: GOCC_LIMIT }, now);
   let admitted = 0;
   let decided = 0;
   let i = 0;
@@ -145,14 +148,18 @@ async function peerRate(keys: string[], take: (key: string) => Promise<unknown>)
 }
 
 /** Heap + typed-array bytes per key held by an engine with `n` active keys. */
-function bytesPerKey(spec: QuotaSpec, n: number): number {
+function bytesPerKey(spec: QuotaSpec, n: number, ownLimit = false): number {
   if (!gc) return NaN;
   const now = Date.UTC(2026, 10, 21);
   gc();
   gc();
   const before = process.memoryUsage();
   const engine = new Engine([spec], { shards: 25, receiptCapacity: 64 });
-  for (let i = 0; i < n; i++) engine.acquire({ key: `member-${i}` }, now);
+  for (let i = 0; i < n; i++) {
+    // A limit of its own, one of 64 different ones: shared by the keys that ask for the same.
+    if (ownLimit) engine.setKeyLimits({ key: `member-${i}`, limit: 1 + (i % 64) }, now);
+    engine.acquire({ key: `member-${i}` }, now);
+  }
   gc();
   gc();
   const after = process.memoryUsage();
@@ -208,6 +215,10 @@ async function figure(kind: string, set: string): Promise<void> {
   else if (kind === 'flexible:union') value = await llmPeerRate(keys, unionOfThree);
   else if (kind === 'flexible:three') value = await llmPeerRate(keys, threeConsumes);
   else if (kind === 'ids') value = await engineRate(quota('fixed_window'), keys, undefined, true);
+  else if (kind === 'gocc:own')
+    value = await engineRate(quota('gocc'), keys, undefined, false, true);
+  else if (kind === 'bytes:gocc:own')
+    value = bytesPerKey(quota('gocc'), QUICK ? 20_000 : 200_000, true);
   else if (kind.startsWith('bytes:'))
     value = bytesPerKey(quota(kind.slice(6)), QUICK ? 20_000 : 200_000);
   else
@@ -294,6 +305,24 @@ function main(): void {
   }
   console.log('');
   console.log(
+    "GoCC's client override (maxRequests) on every key, at the same limit, so the decisions are",
+  );
+  console.log("the same: each key's own limit is looked up beside its waiters.");
+  console.log('');
+  console.log(
+    '| key set | engine, quota limit/s | engine, own limit/s | own/quota | rate-limiter-flexible/s | own/peer |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const set of ['a', 'b']) {
+    const flexible = inChild('flexible:gocc', set);
+    const plain = inChild('gocc', set);
+    const own = inChild('gocc:own', set);
+    console.log(
+      `| ${SET_NAMES[set]} | ${fmt(plain)} | ${fmt(own)} | ${(own / plain).toFixed(2)}x | ${fmt(flexible)} | ${(own / flexible).toFixed(2)}x |`,
+    );
+  }
+  console.log('');
+  console.log(
     'A client that sends a new requestId with every request (fixed_window): each id is remembered',
   );
   console.log('(bounded: idempotencyCapacity answers and receiptCapacity receipt ids per shard).');
@@ -312,6 +341,7 @@ function main(): void {
   console.log('|---|---:|');
   for (const algo of Object.keys(limits))
     console.log(`| ${algo} | ${fmt(inChild(`bytes:${algo}`, 'a'))} |`);
+  console.log(`| gocc, every key its own limit | ${fmt(inChild('bytes:gocc:own', 'a'))} |`);
   console.log('');
   console.log(
     `A parked waiter (wait: true) costs ${fmt(inChild('waiter', 'a'))} bytes of heap, no thread.`,

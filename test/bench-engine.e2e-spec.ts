@@ -43,5 +43,14 @@ describe('npm run bench:engine (quick mode)', () => {
         );
       }
     }
+    // GoCC's client override on every key, against the quota's limit and the peer.
+    for (const set of ['\\(a\\) 1 hot key', '\\(b\\) 100 000 keys']) {
+      expect(out).toMatch(
+        new RegExp(
+          `\\| ${set} \\| ${number} \\| ${number} \\| [\\d.]+x \\| ${number} \\| [\\d.]+x \\|`,
+        ),
+      );
+    }
+    expect(out).toMatch(new RegExp(`\\| gocc, every key its own limit \\| ${number} \\|`));
   }, 240_000);
 });

@@ -3,7 +3,7 @@
  * client overrides, waiting and hanging up, the rate-limit headers and X-Correlation-ID.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -396,6 +396,53 @@ describe('GoCC client overrides (REQUESTS_CAN_SET_RATE and REQUESTS_CAN_MOD_QUEU
     });
   });
 
+  it('changes the key’s own limit in place: its count is kept, so no window admits both limits', async () => {
+    const key = freshKey();
+    const rate = async (maxRequests: number, times: number): Promise<number[]> => {
+      const statuses: number[] = [];
+      for (let i = 0; i < times; i++) {
+        statuses.push((await post(`${base}/rate/${key}?maxRequests=${maxRequests}`)).status);
+      }
+      return statuses;
+    };
+
+    // 3 of 5 spent; at 4, one more; back at 5, one more; then the window is full.
+    const spent = await rate(5, 3);
+    const lowered = await rate(4, 2);
+    const raised = await rate(5, 2);
+
+    expect({ spent, lowered, raised }).toEqual({
+      spent: [200, 200, 200],
+      lowered: [200, 429],
+      raised: [200, 429],
+    });
+    expect(await debug(base, key)).toEqual({
+      Key: key,
+      Config: { WindowMillis: HOUR, MaxRequestsPerWindow: 5, MaxRequestsInQueue: 5 },
+      NumApprovedThisWindow: 5,
+      NumDeniedThisWindow: 2,
+      NumWaiting: 0,
+      Found: true,
+    });
+  });
+
+  it('keeps the key’s own limit for its requests without numbers, other keys at the default', async () => {
+    const key = freshKey();
+    const other = freshKey();
+    const statuses: number[] = [(await post(`${base}/rate/${key}?maxRequests=4`)).status];
+    for (let i = 0; i < 4; i++) statuses.push((await post(`${base}/rate/${key}`)).status);
+    const others: number[] = [];
+    for (let i = 0; i < 3; i++) others.push((await post(`${base}/rate/${other}`)).status);
+
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    expect(others).toEqual([200, 200, 429]);
+    const listed = (await (await fetch(`${base}/debug?limit=1000`)).json()) as {
+      Instances: Record<string, Debug>;
+    };
+    expect(listed.Instances[key]?.Config.MaxRequestsPerWindow).toBe(4);
+    expect(listed.Instances[other]?.Config.MaxRequestsPerWindow).toBe(2);
+  });
+
   it('releases a request admitted under an override', async () => {
     const key = freshKey();
     const id = await (await post(`${base}/rate/${key}?maxRequests=1`)).text();
@@ -549,4 +596,109 @@ describe('GoCC waiting (MAX_REQUESTS=1, 1 s windows)', () => {
     expect(answered).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(mostWaiting).toBeGreaterThanOrEqual(2);
   }, 30_000);
+});
+
+describe('GoCC config file: entries that match one key merge in file order', () => {
+  let running: RunningApp;
+  let base: string;
+
+  beforeAll(async () => {
+    const file = join(dataDir, 'gocc-merge.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        keys: [
+          {
+            key_pattern: '^m-',
+            key_pattern_is_regex: true,
+            window_millis: HOUR,
+            max_requests_in_queue: 1,
+          },
+          { key_pattern: '-x$', key_pattern_is_regex: true, max_requests_per_window: 3 },
+          { key_pattern: 'm-9', max_requests_per_window: 5 },
+        ],
+      }),
+    );
+    running = await startApp({
+      CONFIG_FILE: file,
+      MAX_REQUESTS: '100',
+      WINDOW_MILLIS: '1000',
+      MAX_REQUESTS_IN_QUEUE: '400',
+    });
+    base = running.url;
+  });
+
+  afterAll(async () => {
+    await running?.app.close();
+  });
+
+  beforeEach(async () => {
+    await awayFromWindowEnd(HOUR);
+  });
+
+  it('decides a key both regexes match by the numbers of both, each from the entry that sets it', async () => {
+    const key = `m-${randomUUID()}-x`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await post(`${base}/rate/${key}`)).status);
+
+    // ^m- sets the window and the queue, -x$ the limit; the environment's 100 applies to neither.
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await debug(base, key)).Config).toEqual({
+      WindowMillis: HOUR,
+      MaxRequestsPerWindow: 3,
+      MaxRequestsInQueue: 1,
+    });
+  });
+
+  it('merges a literal key’s entry over the regexes before it', async () => {
+    expect((await debug(base, 'm-9')).Config).toEqual({
+      WindowMillis: HOUR,
+      MaxRequestsPerWindow: 5,
+      MaxRequestsInQueue: 1,
+    });
+    expect((await debug(base, `m-${randomUUID()}`)).Config).toEqual({
+      WindowMillis: HOUR,
+      MaxRequestsPerWindow: 100,
+      MaxRequestsInQueue: 1,
+    });
+  });
+});
+
+describe('GoCC client overrides on a quota Redis decides (scope: cluster)', () => {
+  let running: RunningApp;
+  let base: string;
+
+  beforeAll(async () => {
+    const file = join(dataDir, 'cluster-default.yaml');
+    writeFileSync(file, 'defaults:\n  scope: cluster\nquotas: []\n');
+    running = await startApp({
+      CONFIG_FILE: file,
+      REDIS_URL: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+      MAX_REQUESTS: '2',
+      WINDOW_MILLIS: String(HOUR),
+      REQUESTS_CAN_SET_RATE: 'true',
+      REQUESTS_CAN_MOD_QUEUE: 'true',
+    });
+    base = running.url;
+  });
+
+  afterAll(async () => {
+    await running?.app.close();
+  });
+
+  it.each(['maxRequests=5', 'maxRequestsInQueue=3'])(
+    'refuses %s with 409 naming it, and charges nothing',
+    async (query) => {
+      const key = freshKey();
+      const res = await post(`${base}/rate/${key}?${query}`);
+
+      expect(res.status).toBe(409);
+      expect(await res.text()).toMatch(
+        new RegExp(
+          `^${query.split('=')[0]}: quota "default" is decided in Redis \\(scope: cluster\\)`,
+        ),
+      );
+      expect(await debug(base, key)).toMatchObject({ Found: false, NumApprovedThisWindow: 0 });
+    },
+  );
 });

@@ -57,8 +57,11 @@ describe('onStoreFailure: local while Redis is unreachable (LIMITER_REPLICAS=3)'
     expect(await admitted('shared-b', 6)).toBe(3);
   });
 
-  it('keeps the share after a GoCC client override quota is added', async () => {
-    expect(limiter.overrideQuota(100, 0)).toBeDefined();
+  it('refuses a GoCC client’s own limit for the cluster quota, keeping the share', async () => {
+    expect(limiter.setKeyLimits({ key: 'shared-c', limit: 100 })).toMatchObject({
+      ok: false,
+      code: 'INVALID_REQUEST',
+    });
     expect(await admitted('shared-c', 12)).toBe(3);
   });
 });

@@ -50,6 +50,11 @@ export interface QuotaSpec {
   readonly scope?: Scope;
   readonly onStoreFailure?: StoreFailurePolicy;
   readonly shadow?: boolean;
+  /**
+   * Only from a GoCC file (gocc-config.ts), never written in a config: entries that match one key
+   * merge in file order. Each field names the entry it comes from (the engine's QuotaSpec.merge).
+   */
+  readonly merge?: Readonly<Record<string, string>>;
 }
 
 /** The quota that serves keys no other quota claims. */

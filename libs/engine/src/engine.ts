@@ -21,6 +21,8 @@ import type {
   AcquireInput,
   Decision,
   DecisionCode,
+  KeyLimitsInput,
+  KeyLimitsView,
   KeyStats,
   LimitSpec,
   QuotaSpec,
@@ -166,7 +168,9 @@ export class Engine {
         this.tableIndex.set(q.name, q.table);
       } else {
         q.table = index;
-        for (const shard of this.shards) shard.changeQuota(index, q, now);
+        const before = this.resolver.byNameOrUndefined(q.name)?.spec;
+        const changed = JSON.stringify(before) !== JSON.stringify(q.spec);
+        for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
       }
     }
     this.resolver = resolver;
@@ -273,6 +277,35 @@ export class Engine {
     if (!found.ok) return found;
     const [shard, table, hash] = this.tableOf(found.value, input.key);
     return { ok: true, value: shard.stats(table, input.key, hash, now) };
+  }
+
+  /**
+   * GoCC's `maxRequests` / `maxRequestsInQueue`: the key's own limit (its quota's first enforced
+   * limit) and queue size, changed in place with its counts kept; an absent field keeps what the
+   * key has. They hold until 3 windows pass without a request on the key, or its quota changes.
+   * Refused (INVALID_REQUEST naming `limit` or `queueSize`), changing nothing, when they cannot
+   * apply to the key's quota.
+   */
+  setKeyLimits(input: KeyLimitsInput, now: number): Outcome<KeyLimitsView> {
+    const found = this.lookup(input, 'stats');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    try {
+      const view = shard.setKeyLimits(table, input.key, hash, input.limit, input.queueSize, now);
+      return { ok: true, value: view };
+    } catch (error) {
+      if (!(error instanceof InvalidQuotaError)) throw error;
+      const field = error.field.startsWith('queue') ? 'queueSize' : 'limit';
+      return { ok: false, code: 'INVALID_REQUEST', reason: `${field}: ${error.message}` };
+    }
+  }
+
+  /** The limits a key is decided by: its quota's, or its own (setKeyLimits). */
+  limitsOf(input: StatsInput): Outcome<KeyLimitsView> {
+    const found = this.lookup(input, 'stats');
+    if (!found.ok) return found;
+    const [shard, table, hash] = this.tableOf(found.value, input.key);
+    return { ok: true, value: shard.limitsOf(table, input.key, hash) };
   }
 
   /** Forgets the counts of one (quota, key). */

@@ -23,7 +23,8 @@ const SCAN_PER_KEY = 16;
 const MIN_SCAN = 1_024;
 
 /**
- * At most `maxKeys` keys that still hold information (idle rows the next sweep drops are skipped),
+ * At most `maxKeys` keys that still hold information (idle rows the next sweep drops are skipped;
+ * a key's own limits are information),
  * resuming at `from`; `next` is undefined once every table was passed. Not a snapshot: a key
  * created, dropped or moved by compaction between two calls may be missed or listed twice.
  */
@@ -56,7 +57,8 @@ export function listHeldKeys(
         scanned++;
         const key = table.keys[row];
         if (key === undefined) continue;
-        if (!t.extras.has(key) && rowIdleAt(q, table.rows, row * q.stride) <= now) continue;
+        const held = t.extras.has(key) || table.ownAt(row) !== undefined;
+        if (!held && rowIdleAt(q, table.rows, row * q.stride) <= now) continue;
         keys.push({ quota: q.name, key });
       }
     }

@@ -45,6 +45,13 @@ export interface QuotaSpec {
   readonly scope?: Scope;
   readonly onStoreFailure?: StoreFailurePolicy;
   readonly shadow?: boolean;
+  /**
+   * GoCC's config entries, which merge in file order. On a quota with `match` (an entry): each
+   * field the entry sets, naming this quota. On a quota without (a merge): each field, naming the
+   * entry it comes from. A key that several entries match is decided by the quota whose `merge`
+   * equals their records laid over each other in definition order, the later entry winning a field.
+   */
+  readonly merge?: Readonly<Record<string, string>>;
 }
 
 /** Cost per unit. A plain number is a cost in `requests`. */
@@ -108,6 +115,23 @@ export interface UsageInput {
 export interface StatsInput {
   readonly key: string;
   readonly quota?: string;
+}
+
+/**
+ * GoCC's `maxRequests` / `maxRequestsInQueue`: the key's own limit (its quota's first enforced
+ * limit) and queue size, changed in place. An absent field keeps what the key has.
+ */
+export interface KeyLimitsInput {
+  readonly key: string;
+  readonly quota?: string;
+  readonly limit?: number;
+  readonly queueSize?: number;
+}
+
+/** The limits in force for one key: its quota's, or the key's own (`own`). */
+export interface KeyLimitsView {
+  readonly spec: QuotaSpec;
+  readonly own: boolean;
 }
 
 export interface LimitStats {

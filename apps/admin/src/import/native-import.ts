@@ -8,7 +8,9 @@ import {
   GOCC_FILE_FIELDS,
   GOCC_KEY_FIELDS,
   isMapping,
+  IssueList,
   readConfigDocument,
+  throwLocatedIssues,
   type ConfigPath,
   type GoccSettings,
   type LimiterConfig,
@@ -68,7 +70,7 @@ export function readNativeImport(
 ): ImportPlan {
   const config = readConfigDocument(parsed, { gocc });
   if (config.format === 'gocc') {
-    const plan = goccPlan(config, root, gocc);
+    const plan = goccPlan(config, parsed, root, gocc);
     plan.notes.unshift(
       'The document is GoCC\'s { "keys": [...] } config, which CONFIG_FILE also accepts; it was read as format gocc.',
     );
@@ -151,15 +153,53 @@ function goccNotes(root: Mapping, config: LimiterConfig, gocc: GoccSettings): st
   return notes;
 }
 
-function goccPlan(config: LimiterConfig, root: Mapping, gocc: GoccSettings): ImportPlan {
-  return {
-    source: 'gocc',
-    quotas: withoutDefault(config),
-    enableProviders: [],
-    models: [],
-    usage: [],
-    notes: goccNotes(root, config, gocc),
-  };
+/**
+ * The admin's quotas take one pattern each and resolve a key to one of them, so they cannot merge
+ * regex entries as CONFIG_FILE does: a regex given twice is refused, each regex keeps its own
+ * numbers, and the quotas that stand for merges are left out (a note says so). A literal key's
+ * entries were merged already, with every regex that matches it.
+ */
+function goccPlan(
+  config: LimiterConfig,
+  parsed: ParsedYaml,
+  root: Mapping,
+  gocc: GoccSettings,
+): ImportPlan {
+  refuseRepeatedRegexes(parsed, root);
+  const quotas = withoutDefault(config)
+    .filter((quota) => quota.match !== undefined)
+    .map(({ merge: _merge, ...quota }) => quota);
+  const notes = goccNotes(root, config, gocc);
+  if (config.quotas.some((quota) => quota.match === undefined && quota.merge !== undefined)) {
+    notes.push(
+      'GoCC merges the numbers of every regex key_pattern that matches a key, in file order, and ' +
+        "so does CONFIG_FILE; the admin's quotas take one pattern per key (the longest literal " +
+        'prefix), so a key several regexes match takes the numbers of one of them.',
+    );
+  }
+  return { source: 'gocc', quotas, enableProviders: [], models: [], usage: [], notes };
+}
+
+function refuseRepeatedRegexes(parsed: ParsedYaml, root: Mapping): void {
+  const keys = fieldValue(root, GOCC_FILE_FIELDS.keys);
+  if (!Array.isArray(keys)) return;
+  const issues = new IssueList();
+  const seen = new Map<string, number>();
+  keys.forEach((key: unknown, index) => {
+    if (!isMapping(key) || fieldValue(key, GOCC_KEY_FIELDS.isRegex) !== true) return;
+    const pattern = fieldValue(key, GOCC_KEY_FIELDS.pattern);
+    if (typeof pattern !== 'string') return;
+    const first = seen.get(pattern);
+    if (first === undefined) seen.set(pattern, index);
+    else {
+      issues.add(
+        [GOCC_FILE_FIELDS.keys, index, GOCC_KEY_FIELDS.pattern],
+        `is the same regex as keys[${first}]: the admin keeps one quota per pattern, so give ` +
+          'it one entry (CONFIG_FILE merges both, as GoCC does)',
+      );
+    }
+  });
+  throwLocatedIssues(parsed, issues);
 }
 
 /** Format gocc: the document must be GoCC's (read as format gocc). */
@@ -171,5 +211,5 @@ export function readGoccImport(parsed: ParsedYaml, root: Mapping, gocc: GoccSett
       IMPORT_SOURCE,
     );
   }
-  return goccPlan(config, root, gocc);
+  return goccPlan(config, parsed, root, gocc);
 }

@@ -185,6 +185,30 @@ describe('importConfig, format gocc', () => {
     );
   });
 
+  it('merges a literal key with the regexes that match it, and says what it cannot merge', () => {
+    const gocc = { maxRequests: 50, maxRequestsInQueue: 0, windowMillis: 1000 };
+    const document = JSON.stringify({
+      keys: [
+        { key_pattern: '^a', key_pattern_is_regex: true, window_millis: 60_000 },
+        { key_pattern: 'b$', key_pattern_is_regex: true, max_requests_per_window: 2 },
+        { key_pattern: 'ab', max_requests_in_queue: 3 },
+      ],
+    });
+
+    const result = plan(document, 'gocc', gocc);
+
+    expect(result.quotas).toEqual([
+      goccQuota(goccQuotaName('^a', true), 're:^a', { ...gocc, windowMillis: 60_000 }),
+      goccQuota(goccQuotaName('b$', true), 're:b$', { ...gocc, maxRequests: 2 }),
+      goccQuota('gocc:ab', 'ab', { maxRequests: 2, maxRequestsInQueue: 3, windowMillis: 60_000 }),
+    ]);
+    expect(result.notes).toContainEqual(
+      expect.stringMatching(
+        /^GoCC merges the numbers of every regex key_pattern that matches a key/,
+      ),
+    );
+  });
+
   it('takes an empty key list', () => {
     expect(plan('{"keys": []}', 'gocc').quotas).toEqual([]);
   });
@@ -266,6 +290,13 @@ describe('importConfig refuses documents with a ConfigError naming line and fiel
       'gocc',
       ['1 keys[0].key_pattern'],
       /has a backreference "\\1"/,
+    ],
+    [
+      'a GoCC regex given twice',
+      '{"keys": [\n  {"key_pattern": "^a", "key_pattern_is_regex": true},\n  {"key_pattern": "^a", "key_pattern_is_regex": true, "max_requests_per_window": 2}\n]}',
+      'gocc',
+      ['3 keys[1].key_pattern'],
+      /same regex as keys\[0\].*CONFIG_FILE merges both/,
     ],
     [
       'GoCC keys mixed with quotas',

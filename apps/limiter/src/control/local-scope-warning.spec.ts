@@ -36,7 +36,7 @@ describe('replicatedLocalQuotas: which quotas replicas multiply', () => {
     limited('clustered', { scope: 'cluster' }), // decided in Redis
     limited('cluster-without-redis', { scope: 'cluster' }),
     limited('gocc:alpha'), // from a GoCC file or import
-    limited('gocc-override:5:0'),
+    limited('gocc:merged:fnv-0123abcd'), // a merge of a GoCC file's regex entries
     limited('unlimited', {
       limits: [
         { name: 'rps', unit: 'requests', limit: 0, windowMs: 1000, algorithm: 'fixed_window' },

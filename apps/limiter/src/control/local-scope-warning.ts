@@ -47,8 +47,8 @@ export class QueueGroupPeers {
  * The quotas worth a warning when the replica has peers: every quota this replica decides in its
  * own memory (`scope: local`, or `scope: cluster` without Redis) that limits something, except
  * GoCC's, which are per replica by intent (GoCC itself counts per instance): the `default` quota
- * exactly as the GoCC variables define it, the quotas of a GoCC file or import (`gocc:…`) and GoCC
- * clients' overrides (`gocc-override:…`).
+ * exactly as the GoCC variables define it, and the quotas of a GoCC file or import (`gocc:…`,
+ * merges of its entries included).
  */
 export function replicatedLocalQuotas(
   quotas: readonly QuotaSpec[],
@@ -63,7 +63,7 @@ export function replicatedLocalQuotas(
 }
 
 function isPerReplicaByIntent(q: QuotaSpec, goccDefault: QuotaSpec): boolean {
-  if (q.name.startsWith('gocc:') || q.name.startsWith('gocc-override:')) return true;
+  if (q.name.startsWith('gocc:')) return true;
   return q.name === goccDefault.name && isDeepStrictEqual(q, goccDefault);
 }
 

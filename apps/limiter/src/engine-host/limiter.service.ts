@@ -1,6 +1,5 @@
 import {
   goccDefaultQuota,
-  goccQuota,
   type BatchEntry,
   type NormalisedAcquire,
   type NormalisedRelease,
@@ -15,6 +14,8 @@ import {
   type Decision,
   type DecisionCode,
   type HeldKey,
+  type KeyLimitsInput,
+  type KeyLimitsView,
   type KeyListCursor,
   type KeyStats,
   type Outcome,
@@ -58,8 +59,6 @@ export interface DrainStart {
 
 /** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
 const SWEEP_MS = 250;
-/** At most this many distinct GoCC client overrides (maxRequests, maxRequestsInQueue) live at once. */
-const MAX_OVERRIDES = 256;
 
 /**
  * The one owner of the engine in this process. Transports (HTTP, NATS) delegate here; this class
@@ -70,9 +69,6 @@ const MAX_OVERRIDES = 256;
 export class LimiterService implements OnModuleDestroy {
   readonly engine: Engine;
   private base: QuotaSpec[];
-  /** `base` as the engine holds it: cluster quotas at their per-replica share (onStoreFailure). */
-  private engineBase: readonly QuotaSpec[];
-  private readonly overrides = new Map<string, QuotaSpec>();
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
   /** Set by drain(): from then on every operation answers UNAVAILABLE. */
@@ -90,7 +86,6 @@ export class LimiterService implements OnModuleDestroy {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {
     this.base = [goccDefaultQuota(settings.gocc)];
-    this.engineBase = this.base;
     this.engine = new Engine(this.base, { shards: settings.shards });
     if (settings.redisUrls.length > 0) {
       this.cluster = new ClusterScope(
@@ -130,10 +125,9 @@ export class LimiterService implements OnModuleDestroy {
       plan === undefined
         ? next
         : next.map((q) => (plan.served.has(q.name) ? localFallback(q, this.settings.replicas) : q));
-    this.engine.setQuotas([...local, ...this.overrides.values()], this.clock.now());
+    this.engine.setQuotas(local, this.clock.now());
     if (plan !== undefined) this.cluster!.apply(plan);
     this.base = next;
-    this.engineBase = local;
     this.changes++;
   }
 
@@ -301,27 +295,25 @@ export class LimiterService implements OnModuleDestroy {
   }
 
   /**
-   * The quota a GoCC client asks for with `maxRequests` / `maxRequestsInQueue`: the default quota
-   * with those numbers, registered once and shared by every key that asks for the same pair.
-   * Undefined when too many distinct pairs are in use.
+   * GoCC's client overrides: the key's own limit and queue size, changed in place in its quota
+   * (Engine.setKeyLimits). Refused for a quota Redis decides: its state there holds counts only,
+   * and every replica's script and local fallback would have to agree on each key's numbers.
    */
-  overrideQuota(
-    maxRequests: number | undefined,
-    maxRequestsInQueue: number | undefined,
-  ): string | undefined {
-    const gocc = {
-      ...this.settings.gocc,
-      ...(maxRequests !== undefined && { maxRequests }),
-      ...(maxRequestsInQueue !== undefined && { maxRequestsInQueue }),
-    };
-    const name = `gocc-override:${gocc.maxRequests}:${gocc.maxRequestsInQueue}`;
-    if (this.overrides.has(name)) return name;
-    if (this.overrides.size >= MAX_OVERRIDES) return undefined;
-    const spec = goccQuota(name, undefined, gocc);
-    // Registered only once the engine took it, so a refused override cannot poison later changes.
-    this.engine.setQuotas([...this.engineBase, ...this.overrides.values(), spec], this.clock.now());
-    this.overrides.set(name, spec);
-    return name;
+  setKeyLimits(input: KeyLimitsInput): Outcome<KeyLimitsView> {
+    if (this.isClosing) return SHUTTING_DOWN_OUTCOME;
+    const clustered = this.clusterEntry(input.quota, input.key);
+    if (clustered !== undefined) {
+      const field = input.limit !== undefined ? 'limit' : 'queueSize';
+      return {
+        ok: false,
+        code: 'INVALID_REQUEST',
+        reason:
+          `${field}: quota ${JSON.stringify(clustered.name)} is decided in Redis (scope: cluster), ` +
+          'where a key has no limits of its own; change the quota instead',
+      };
+    }
+    this.changes++;
+    return this.engine.setKeyLimits(input, this.clock.now());
   }
 
   /** One page of the keys this replica's engine holds (GoCC's `GET /debug`); bounded work. */
@@ -332,9 +324,15 @@ export class LimiterService implements OnModuleDestroy {
     return this.engine.listKeys(maxKeys, this.clock.now(), from);
   }
 
-  /** Names of the GoCC client-override quotas in use: GoCC release and debug look keys up there too. */
-  overrideQuotaNames(): string[] {
-    return [...this.overrides.keys()];
+  /**
+   * The limits `key` is decided by (GoCC's debug view): its quota's as configured (a cluster
+   * quota's, not this replica's share of it), or the key's own. Undefined: no quota serves it.
+   */
+  keyLimits(key: string, quota?: string): KeyLimitsView | undefined {
+    const clustered = this.clusterEntry(quota, key);
+    if (clustered !== undefined) return { spec: clustered.spec, own: false };
+    const view = this.engine.limitsOf(quota === undefined ? { key } : { key, quota });
+    return view.ok ? view.value : undefined;
   }
 
   /** The quota that serves `key`: the one named, else the one matching, else `default`. */

@@ -12,7 +12,7 @@ import {
   type NormalisedAcquire,
   type ReleaseReply,
 } from '@app/contracts';
-import { InvalidQuotaError, type Decision, type KeyStats, type QuotaSpec } from '@app/engine';
+import type { Decision, KeyLimitsView, KeyStats } from '@app/engine';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
@@ -25,12 +25,17 @@ import type { DebugListRoute, DebugRoute, GoccReleaseRoute, RateRoute } from './
 /** A GoCC request costs one request; shared, the engine only reads it. */
 const ONE_REQUEST = Object.freeze({ requests: 1 });
 
-/** The quota a GoCC request is decided by: the key's own (undefined), a client override, or a refusal. */
-type ClientQuota =
-  | { readonly ok: true; readonly name: string | undefined }
-  | ({ readonly ok: false; readonly status: number } & FieldRefusal);
+/** A client override applied (or none asked), or why not: the status and the parameter. */
+type Override =
+  { readonly ok: true } | ({ readonly ok: false; readonly status: number } & FieldRefusal);
 
-const KEY_OWN_QUOTA: ClientQuota = { ok: true, name: undefined };
+const APPLIED: Override = { ok: true };
+
+/** The engine's names for the key's own numbers, as GoCC's parameters. */
+const OVERRIDE_FIELDS: Readonly<Record<string, string>> = {
+  limit: GOCC_QUERY.maxRequests,
+  queueSize: GOCC_QUERY.maxRequestsInQueue,
+};
 
 /**
  * GoCC's routes (docs/contract.md, HTTP). Bodies are GoCC's: the requestId as text on 200, nothing
@@ -49,17 +54,14 @@ export class GoccHttpService {
     if (!key.ok) return refuseText(reply, 400, key);
     const options = parseGoccRateQuery(request.query);
     if (!options.ok) return refuseText(reply, 400, options);
-    const quota = this.clientQuota(options.value);
-    if (!quota.ok) {
-      // 503: too many different overrides in use, the limiter's state rather than bad input.
-      if (quota.status === 503) return sendText(reply, 503, quota.reason);
-      return refuseText(reply, quota.status, quota);
+    const override = this.override(key.value, options.value);
+    if (!override.ok) {
+      // 503: draining, the limiter's state rather than the request's.
+      if (override.status === 503) return sendText(reply, 503, override.reason);
+      return refuseText(reply, override.status, override);
     }
     const wait = options.value.canWait;
-    const input: NormalisedAcquire =
-      quota.name === undefined
-        ? { key: key.value, cost: ONE_REQUEST, wait }
-        : { key: key.value, quota: quota.name, cost: ONE_REQUEST, wait };
+    const input: NormalisedAcquire = { key: key.value, cost: ONE_REQUEST, wait };
     const answer = this.limiter.acquire(input, wait ? abortWhenClientLeaves(reply.raw) : undefined);
     if (answer instanceof Promise) return answer.then((decision) => answerRate(reply, decision));
     answerRate(reply, answer);
@@ -72,21 +74,10 @@ export class GoccHttpService {
   async release(request: FastifyRequest<GoccReleaseRoute>, reply: FastifyReply): Promise<void> {
     const input = parseRelease({ key: request.params.key, requestId: request.params.requestId });
     if (!input.ok) return refuseText(reply, 400, input);
-    const body: ReleaseReply = { released: false };
-    // A request admitted under a client override was charged to that override's quota.
-    for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
-      const outcome = await this.limiter.release({
-        ...input.value,
-        ...(quota !== undefined && { quota }),
-      });
-      // Draining, or a cluster quota's Redis down with onStoreFailure closed: nothing was released.
-      if (!outcome.ok && outcome.code === 'UNAVAILABLE')
-        return sendText(reply, 503, outcome.reason);
-      if (outcome.ok && outcome.value) {
-        body.released = true;
-        break;
-      }
-    }
+    const outcome = await this.limiter.release(input.value);
+    // Draining, or a cluster quota's Redis down with onStoreFailure closed: nothing was released.
+    if (!outcome.ok && outcome.code === 'UNAVAILABLE') return sendText(reply, 503, outcome.reason);
+    const body: ReleaseReply = { released: outcome.ok && outcome.value };
     reply.code(200).send(body);
   }
 
@@ -112,9 +103,9 @@ export class GoccHttpService {
       if (Object.hasOwn(body.Instances, key)) continue;
       const stats = await this.limiter.stats({ key, quota });
       if (!stats.ok && stats.code === 'UNAVAILABLE') return sendText(reply, 503, stats.reason);
-      const spec = stats.ok ? this.limiter.quotaSpecFor(key, quota) : undefined;
-      if (!stats.ok || spec === undefined) continue;
-      body.Instances[key] = debugReply(key, spec, stats.value);
+      const limits = stats.ok ? this.limiter.keyLimits(key, quota) : undefined;
+      if (!stats.ok || limits === undefined) continue;
+      body.Instances[key] = debugReply(key, limits, stats.value);
     }
     if (page.next !== undefined) body.NextCursor = encodeDebugListCursor(page.next);
     reply.code(200).send(body);
@@ -122,51 +113,43 @@ export class GoccHttpService {
 
   /** The view, or why it cannot be given (UNAVAILABLE: draining, or Redis down). */
   private async debugView(key: string): Promise<GoccDebugReply | string> {
-    let fallback: GoccDebugReply | undefined;
-    for (const quota of [undefined, ...this.limiter.overrideQuotaNames()]) {
-      const stats = await this.limiter.stats(quota === undefined ? { key } : { key, quota });
-      if (!stats.ok && stats.code === 'UNAVAILABLE') return stats.reason;
-      const spec = stats.ok ? this.limiter.quotaSpecFor(key, stats.value.quota) : undefined;
-      if (!stats.ok || spec === undefined) continue;
-      const view = debugReply(key, spec, stats.value);
-      if (view.Found) return view;
-      fallback ??= view;
-    }
-    return fallback ?? emptyDebugReply(key);
+    const stats = await this.limiter.stats({ key });
+    if (!stats.ok && stats.code === 'UNAVAILABLE') return stats.reason;
+    const limits = stats.ok ? this.limiter.keyLimits(key, stats.value.quota) : undefined;
+    if (!stats.ok || limits === undefined) return emptyDebugReply(key);
+    return debugReply(key, limits, stats.value);
   }
 
-  /** Client overrides need the operator's consent (REQUESTS_CAN_SET_RATE / _MOD_QUEUE). */
-  private clientQuota(options: GoccRateOptions): ClientQuota {
+  /**
+   * Client overrides, with the operator's consent (REQUESTS_CAN_SET_RATE / _MOD_QUEUE), change the
+   * key's own limit and queue size in place, as GoCC's limiter takes them: its count is kept.
+   */
+  private override(key: string, options: GoccRateOptions): Override {
     const { maxRequests, maxRequestsInQueue } = options;
-    if (maxRequests === undefined && maxRequestsInQueue === undefined) return KEY_OWN_QUOTA;
+    if (maxRequests === undefined && maxRequestsInQueue === undefined) return APPLIED;
     if (maxRequests !== undefined && !this.settings.requestsCanSetRate) {
       return forbidden(GOCC_QUERY.maxRequests, 'REQUESTS_CAN_SET_RATE');
     }
     if (maxRequestsInQueue !== undefined && !this.settings.requestsCanModQueue) {
       return forbidden(GOCC_QUERY.maxRequestsInQueue, 'REQUESTS_CAN_MOD_QUEUE');
     }
-    try {
-      const name = this.limiter.overrideQuota(maxRequests, maxRequestsInQueue);
-      if (name !== undefined) return { ok: true, name };
-      const field =
-        maxRequests !== undefined ? GOCC_QUERY.maxRequests : GOCC_QUERY.maxRequestsInQueue;
-      return {
-        ok: false,
-        status: 503,
-        field,
-        reason: `${field}: too many different client overrides are in use`,
-      };
-    } catch (error) {
-      if (!(error instanceof InvalidQuotaError)) throw error;
-      const field = error.field.startsWith('queue')
-        ? GOCC_QUERY.maxRequestsInQueue
-        : GOCC_QUERY.maxRequests;
-      return { ok: false, status: 400, field, reason: `${field}: ${error.message}` };
+    const set = this.limiter.setKeyLimits({
+      key,
+      ...(maxRequests !== undefined && { limit: maxRequests }),
+      ...(maxRequestsInQueue !== undefined && { queueSize: maxRequestsInQueue }),
+    });
+    if (set.ok) return APPLIED;
+    if (set.code === 'UNAVAILABLE') {
+      return { ok: false, status: 503, field: 'key', reason: set.reason };
     }
+    // The numbers are in range (400 above); they conflict with the key's quota: 409.
+    const [engineField = '', ...rest] = set.reason.split(': ');
+    const field = OVERRIDE_FIELDS[engineField] ?? GOCC_QUERY.maxRequests;
+    return { ok: false, status: 409, field, reason: `${field}: ${rest.join(': ')}` };
   }
 }
 
-function forbidden(field: string, variable: string): ClientQuota {
+function forbidden(field: string, variable: string): Override {
   return {
     ok: false,
     status: 403,
@@ -183,7 +166,7 @@ function answerRate(reply: FastifyReply, decision: Decision): void {
   writeRaw(reply, status, decision, TEXT, decision.reason ?? decision.code);
 }
 
-function debugReply(key: string, spec: QuotaSpec, stats: KeyStats): GoccDebugReply {
+function debugReply(key: string, { spec, own }: KeyLimitsView, stats: KeyStats): GoccDebugReply {
   // GoCC has one limit; approved/denied count in the first enforced limit's window (KeyStats).
   const limit = spec.limits.find((l) => l.limit > 0) ?? spec.limits[0];
   return {
@@ -196,8 +179,10 @@ function debugReply(key: string, spec: QuotaSpec, stats: KeyStats): GoccDebugRep
     NumApprovedThisWindow: stats.approved,
     NumDeniedThisWindow: stats.denied,
     NumWaiting: stats.queued,
-    // GoCC's "Found": the key has a live limiter. Here: the engine holds any state for it.
+    // GoCC's "Found": the key has a live limiter. Here: the engine holds any state for it, its
+    // own limits included.
     Found:
+      own ||
       stats.approved + stats.denied + stats.queued + stats.inFlight > 0 ||
       stats.limits.some((l) => l.used > 0),
   };

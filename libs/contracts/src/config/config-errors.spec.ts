@@ -267,12 +267,6 @@ describe('config file: refused files name the line and the field', () => {
       /integer >= 0/,
     ],
     [
-      'GoCC duplicate pattern',
-      '{"keys": [\n  {"key_pattern": "a"},\n  {"key_pattern": "a"}\n]}',
-      '3 keys[1].key_pattern',
-      /earlier key/,
-    ],
-    [
       'GoCC key with control character',
       '{"keys": [\n  {"key_pattern": "a\\u0001"}\n]}',
       '2 keys[0].key_pattern',

@@ -41,6 +41,11 @@ describe('config file: GoCC format', () => {
           { name: 'rps', unit: 'requests', limit: 1000, windowMs: 1000, algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 500, maxWaitMs: 30_000 },
+        merge: {
+          maxRequests: goccQuotaName('^premium-.*', true),
+          maxRequestsInQueue: goccQuotaName('^premium-.*', true),
+          windowMillis: goccQuotaName('^premium-.*', true),
+        },
       },
       {
         name: 'gocc:guest',

@@ -4,22 +4,16 @@ import type { QuotaSpec } from '../quota-spec';
 import { normaliseKey } from '../validation/key';
 import { failureRule } from '../validation/parse-result';
 import { GOCC_FILE_FIELDS, GOCC_KEY_FIELDS as KEY } from './config-fields';
-import { goccDefaultQuota, goccQuota, type GoccSettings } from './gocc-default';
+import { goccDefaultQuota, type GoccSettings } from './gocc-default';
+import { fnv1a32, goccQuotas, type GoccEntry } from './gocc-merge';
 import type { ConfigPath, IssueList } from './issues';
 import { fieldValue, isMapping, readBoolean, readInteger, requireField } from './readers';
 
 /**
- * GoCC's JSON config, `{ "keys": [...] }`, taken as GoCC takes it: unknown fields are ignored, and
- * a number left at 0 means "not set" (Go's zero value), so it falls back to the environment.
+ * GoCC's JSON config, `{ "keys": [...] }`, taken as GoCC takes it: unknown fields are ignored, a
+ * number left at 0 means "not set" (Go's zero value), and every entry whose pattern matches a key
+ * applies to it, in file order (gocc-merge.ts), over the environment's numbers.
  */
-
-function fnv1a32(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index += 1) {
-    hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, '0');
-}
 
 /**
  * Stable across reordering of the file (counters are kept per quota name): `gocc:<pattern>` or
@@ -31,15 +25,15 @@ export function goccQuotaName(pattern: string, isRegex: boolean): string {
   return isQuotaName(readable) ? readable : `gocc:${kind}fnv-${fnv1a32(pattern)}`;
 }
 
+/** A number of an entry: 0 or absent is unset (Go's zero value), so it merges away. */
 function setting(
   mapping: Readonly<Record<string, unknown>>,
   field: string,
   path: ConfigPath,
   issues: IssueList,
-  fallback: number,
-): number {
+): number | undefined {
   const value = readInteger(mapping, field, path, issues, { min: 0 });
-  return value === undefined || value === 0 ? fallback : value;
+  return value === 0 ? undefined : value;
 }
 
 function readMatch(
@@ -47,23 +41,34 @@ function readMatch(
   isRegex: boolean,
   path: ConfigPath,
   issues: IssueList,
-): string | undefined {
+): { match: string; literal: string | undefined } | undefined {
   if (isRegex) {
     const match = `${REGEX_MATCH_PREFIX}${pattern}`;
     const problem = matchPatternProblem(match);
-    return problem === undefined ? match : issues.add([...path, KEY.pattern], problem);
+    if (problem === undefined) return { match, literal: undefined };
+    return issues.add([...path, KEY.pattern], problem);
   }
   const key = normaliseKey(pattern, KEY.pattern);
   if (!key.ok) return issues.add([...path, KEY.pattern], failureRule(key));
-  return exactKeyMatch(key.value);
+  return { match: exactKeyMatch(key.value), literal: key.value };
+}
+
+/** The same regex again is an entry of its own (both merge): its quota needs a name of its own. */
+function uniqueName(pattern: string, isRegex: boolean, taken: ReadonlySet<string>): string {
+  const first = goccQuotaName(pattern, isRegex);
+  if (!isRegex || !taken.has(first)) return first;
+  for (let n = 2; ; n++) {
+    const name = goccQuotaName(`${pattern}\u0000${n}`, true);
+    if (!taken.has(name)) return name;
+  }
 }
 
 function readKey(
   value: unknown,
   path: ConfigPath,
   issues: IssueList,
-  defaults: GoccSettings,
-): QuotaSpec | undefined {
+  taken: ReadonlySet<string>,
+): GoccEntry | undefined {
   if (!isMapping(value)) return issues.add(path, 'must be an object with key_pattern');
   if (!requireField(value, KEY.pattern, path, issues)) return undefined;
   const pattern = fieldValue(value, KEY.pattern);
@@ -71,21 +76,17 @@ function readKey(
     return issues.add([...path, KEY.pattern], 'must be a non-empty string');
   }
   const isRegex = readBoolean(value, KEY.isRegex, path, issues) ?? false;
-  const settings: GoccSettings = {
-    maxRequests: setting(value, KEY.maxRequests, path, issues, defaults.maxRequests),
-    maxRequestsInQueue: setting(
-      value,
-      KEY.maxRequestsInQueue,
-      path,
-      issues,
-      defaults.maxRequestsInQueue,
-    ),
-    windowMillis: setting(value, KEY.windowMillis, path, issues, defaults.windowMillis),
+  const maxRequests = setting(value, KEY.maxRequests, path, issues);
+  const maxRequestsInQueue = setting(value, KEY.maxRequestsInQueue, path, issues);
+  const windowMillis = setting(value, KEY.windowMillis, path, issues);
+  const sets: Partial<GoccSettings> = {
+    ...(maxRequests !== undefined && { maxRequests }),
+    ...(maxRequestsInQueue !== undefined && { maxRequestsInQueue }),
+    ...(windowMillis !== undefined && { windowMillis }),
   };
-  const match = readMatch(pattern, isRegex, path, issues);
-  return match === undefined
-    ? undefined
-    : goccQuota(goccQuotaName(pattern, isRegex), match, settings);
+  const matched = readMatch(pattern, isRegex, path, issues);
+  if (matched === undefined) return undefined;
+  return { name: uniqueName(pattern, isRegex, taken), ...matched, sets };
 }
 
 export function readGoccConfig(
@@ -98,19 +99,16 @@ export function readGoccConfig(
     issues.add([GOCC_FILE_FIELDS.keys], 'must be a list of GoCC key configs');
     return [goccDefaultQuota(defaults)];
   }
-  const quotas: QuotaSpec[] = [goccDefaultQuota(defaults)];
+  const entries: GoccEntry[] = [];
   const names = new Set<string>();
   keys.forEach((item: unknown, index) => {
-    const quota = readKey(item, [GOCC_FILE_FIELDS.keys, index], issues, defaults);
-    if (quota === undefined) return;
-    if (names.has(quota.name)) {
-      issues.add(
-        [GOCC_FILE_FIELDS.keys, index, KEY.pattern],
-        'is the same pattern as an earlier key',
-      );
-    }
-    names.add(quota.name);
-    quotas.push(quota);
+    const entry = readKey(item, [GOCC_FILE_FIELDS.keys, index], issues, names);
+    if (entry === undefined) return;
+    names.add(entry.name);
+    entries.push(entry);
   });
-  return quotas;
+  const before = issues.count;
+  const quotas = [goccDefaultQuota(defaults)];
+  if (before > 0) return quotas;
+  return [...quotas, ...goccQuotas(entries, defaults, issues, [GOCC_FILE_FIELDS.keys])];
 }

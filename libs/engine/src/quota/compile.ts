@@ -124,6 +124,15 @@ export function compileQuota(spec: QuotaSpec): CompiledQuota {
   if (typeof name !== 'string' || name.length === 0) {
     throw new InvalidQuotaError(String(name), 'name', 'must be a non-empty string');
   }
+  const merge: unknown = spec.merge;
+  if (
+    merge !== undefined &&
+    (typeof merge !== 'object' ||
+      merge === null ||
+      Object.values(merge).some((entry) => typeof entry !== 'string'))
+  ) {
+    throw new InvalidQuotaError(name, 'merge', 'must map fields to quota names');
+  }
   const limitsField: unknown = spec.limits;
   if (!Array.isArray(limitsField)) throw new InvalidQuotaError(name, 'limits', 'must be an array');
   const seen = new Set<string>();

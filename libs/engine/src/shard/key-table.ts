@@ -1,3 +1,5 @@
+import type { KeyLimits } from './key-limits';
+
 /**
  * State of every key of one quota within one shard: a slab of Float64 rows (one per key) and an
  * open-addressing index from the key's 32-bit hash to its row. No object per key: an active key
@@ -33,6 +35,14 @@ export class KeyTable {
    */
   private flags: Uint8Array;
   private changedRows = 0;
+  /**
+   * Per row, its key's own limits (GoCC's client overrides) or undefined; allocated with the first
+   * one, so tables without any cost nothing. A row slot, not a Map by key: a decision on such a key
+   * reads it with the row it reads anyway.
+   */
+  private own: (KeyLimits | undefined)[] | undefined;
+  /** Rows with own limits. */
+  private owning = 0;
   /** Bumped whenever rows are renumbered (compact, reset): a collection restarts this table. */
   private renumbered = 0;
   /** Set by a host that persists this table: from then on, dropped changed keys are remembered. */
@@ -76,6 +86,25 @@ export class KeyTable {
     if ((this.flags[row]! & CHANGED) === 0) return;
     this.flags[row]! &= ~CHANGED;
     this.changedRows--;
+  }
+
+  /** The key's own limits held by `row`, if any. */
+  ownAt(row: number): KeyLimits | undefined {
+    return this.own?.[row];
+  }
+
+  setOwn(row: number, extra: KeyLimits | undefined): void {
+    if (extra === undefined && this.own === undefined) return;
+    this.own ??= [];
+    if (this.own[row] === undefined && extra !== undefined) this.owning++;
+    else if (this.own[row] !== undefined && extra === undefined) this.owning--;
+    this.own[row] = extra;
+    if (this.owning === 0) this.own = undefined;
+  }
+
+  /** Rows whose key holds its own limits. */
+  get withOwn(): number {
+    return this.owning;
   }
 
   /** Every live row changed (a host that must write them all again). */
@@ -163,6 +192,7 @@ export class KeyTable {
       if (this.tracked) this.forget(key);
     }
     this.flags[row] = 0;
+    this.setOwn(row, undefined);
     this.free.push(row);
     this.live--;
     if (this.live === 0) this.reset();
@@ -184,11 +214,16 @@ export class KeyTable {
         this.rows.copyWithin(target * stride, row * stride, (row + 1) * stride);
         this.hashes[target] = this.hashes[row]!;
         this.flags[target] = this.flags[row]!;
+        if (this.own !== undefined) {
+          this.own[target] = this.own[row];
+          this.own[row] = undefined;
+        }
         moved.set(row, target);
       }
       keys.push(key);
       target++;
     }
+    if (this.own !== undefined) this.own.length = target;
     // Rows past the last moved one held keys that moved down: a new key there must start at zero.
     this.rows.fill(0, target * stride, this.keys.length * stride);
     this.flags.fill(0, target, this.keys.length);
@@ -244,6 +279,8 @@ export class KeyTable {
     this.hashes = new Uint32Array(MIN_ROWS);
     this.flags = new Uint8Array(MIN_ROWS);
     this.changedRows = 0;
+    this.own = undefined;
+    this.owning = 0;
     this.renumbered++;
     this.slots = new Int32Array(MIN_SLOTS);
     this.shift = 32 - Math.log2(MIN_SLOTS);

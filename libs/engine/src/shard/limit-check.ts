@@ -70,6 +70,11 @@ export function check(
   return refusing < 0 ? undefined : { code: 'RATE_LIMITED', refusing, retryMs: retry };
 }
 
+/** Writes: brings every limit of the row forward to `now`. */
+export function syncRow(q: CompiledQuota, s: Float64Array, base: number, now: number): void {
+  for (const l of q.limits) l.impl.sync(s, base + l.offset, l, now);
+}
+
 /** Writes: charges `costs` to every limit of the row (a `check` at `now` admitted them). */
 export function chargeAll(
   q: CompiledQuota,

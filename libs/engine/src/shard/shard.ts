@@ -1,9 +1,10 @@
 import type { CompiledLimit } from '../algorithms';
 import { ROW_APPROVED, ROW_DENIED, ROW_STATS_WINDOW, type CompiledQuota } from '../quota/compile';
-import type { AcquireInput, Cost, Decision, DecisionCode, KeyStats } from '../types';
+import type { AcquireInput, Cost, Decision, DecisionCode, KeyLimitsView, KeyStats } from '../types';
 import { Reply, refusal } from './decision';
 import { Idempotency, memoKey } from './idempotency';
 import { rowIdleAt } from './idle';
+import { KeyLimits, keyQuota } from './key-limits';
 import {
   chargeAll,
   check,
@@ -14,6 +15,7 @@ import {
   refundAll,
   settleAll,
   statsWindow,
+  syncRow,
   touchStats,
   type Verdict,
 } from './limit-check';
@@ -45,6 +47,8 @@ export interface ShardOptions {
 /** One acquire or decide being answered: what judge, admit, deny and enqueue read. */
 interface Attempt {
   readonly t: TableState;
+  /** The quota the key is decided by: the table's, or with the key's own limits. */
+  readonly q: CompiledQuota;
   readonly input: AcquireInput;
   /** The client's requestId; undefined: the shard names the request. */
   readonly requestId: string | undefined;
@@ -105,11 +109,16 @@ export class Shard implements WaitHost {
     return (this.tables[index] ??= newTable(index, quota));
   }
 
-  /** Applies a changed quota to existing keys: counts are kept, waiters are re-examined. */
-  changeQuota(index: number, quota: CompiledQuota, now: number): void {
+  /**
+   * Applies a quota to existing keys: counts are kept, waiters are re-examined. Keys' own limits
+   * (GoCC's client overrides) give way to a quota whose spec changed, as GoCC's config reload
+   * puts every limiter back to the config's numbers; an unchanged spec keeps them.
+   */
+  changeQuota(index: number, quota: CompiledQuota, specChanged: boolean, now: number): void {
     const t = this.tables[index];
     if (t === undefined) return;
     const old = t.quota;
+    this.rebaseKeyLimits(t, quota, specChanged, now);
     t.quota = quota;
     if (sameLayout(old, quota)) {
       adjustCapacities(old.limits, quota.limits, t.keys);
@@ -171,23 +180,24 @@ export class Shard implements WaitHost {
     now: number,
     commit: boolean,
   ): Decision | PendingAcquire {
-    const q = t.quota;
     const key = input.key;
     if (input.deadline !== undefined && input.deadline <= now) {
       return refusal(
         'WAIT_TIMEOUT',
         requestId ?? this.otherId(),
         key,
-        q.name,
+        t.quota.name,
         'deadline: has passed',
       );
     }
+    let row = t.keys.find(key, hash);
+    const own = row < 0 ? undefined : t.keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
     const exceeds = this.costs.fill(q, input.cost);
     if (exceeds >= 0) {
       const r = this.costExceeds(q, exceeds, requestId, key);
       return q.shadow ? shadowed(r) : r;
     }
-    let row = t.keys.find(key, hash);
     let s: Float64Array;
     let base: number;
     if (commit) {
@@ -201,8 +211,11 @@ export class Shard implements WaitHost {
       base = 0;
     }
     const extras = row < 0 || t.extras.size === 0 ? undefined : t.extras.get(key);
-    if (commit) extras?.expireLeases(now);
-    const a: Attempt = { t, input, requestId, hash, now, commit, row, extras, s, base };
+    if (commit) {
+      extras?.expireLeases(now);
+      if (own !== undefined) own.lastUsed = now;
+    }
+    const a: Attempt = { t, q, input, requestId, hash, now, commit, row, extras, s, base };
     const verdict = this.judge(a);
     if (commit) touchStats(q, s, base, now);
     if (verdict === undefined) return commit ? this.admit(a, 0) : this.dryAdmit(a);
@@ -213,8 +226,7 @@ export class Shard implements WaitHost {
 
   /** Why `a` cannot be admitted now (undefined: it can). */
   private judge(a: Attempt): Verdict | undefined {
-    const { s, base, now } = a;
-    const q = a.t.quota;
+    const { q, s, base, now } = a;
     const limits = check(q, this.costs, s, base, now);
     const refusing = limits?.refusing ?? -1;
     const extras = a.extras;
@@ -255,8 +267,7 @@ export class Shard implements WaitHost {
 
   /** Charges the attempt's costs, counts it, keeps its receipt and takes its lease. */
   private admit(a: Attempt, waitedMs: number): Reply {
-    const { t, input, now, row, s, base } = a;
-    const q = t.quota;
+    const { t, q, input, now, row, s, base } = a;
     chargeAll(q, this.costs, s, base, now);
     s[base + ROW_APPROVED]! += 1;
     t.approved++;
@@ -281,7 +292,7 @@ export class Shard implements WaitHost {
 
   /** What admitting would answer: the dry run's copy is charged, nothing else. */
   private dryAdmit(a: Attempt): Reply {
-    const q = a.t.quota;
+    const q = a.q;
     chargeAll(q, this.costs, a.s, a.base, a.now);
     const r = new Reply(true, 'OK', a.requestId ?? this.otherId(), a.input.key, q.name);
     describe(r, q, a.s, a.base, a.now, -1);
@@ -290,7 +301,7 @@ export class Shard implements WaitHost {
 
   /** Refuses with `code` (the verdict's, or QUEUE_FULL); an acquire counts it denied. */
   private deny(a: Attempt, v: Verdict, code: DecisionCode): Reply {
-    const q = a.t.quota;
+    const q = a.q;
     if (a.commit) {
       a.s[a.base + ROW_DENIED]! += 1;
       a.t.denied++;
@@ -314,7 +325,7 @@ export class Shard implements WaitHost {
 
   private enqueue(a: Attempt, v: Verdict): Decision | PendingAcquire {
     const { t, input, now } = a;
-    const queue = t.quota.queue!;
+    const queue = a.q.queue!;
     const budget = Math.min(input.maxWaitMs ?? queue.maxWaitMs, queue.maxWaitMs);
     if (budget <= 0) return this.deny(a, v, v.code);
     const extras = a.extras ?? this.extrasOf(t, input.key);
@@ -385,7 +396,9 @@ export class Shard implements WaitHost {
   ): boolean {
     const row = t.keys.find(key, hash);
     if (row < 0) return false;
-    const q = t.quota;
+    const own = t.keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
+    if (own !== undefined) own.lastUsed = now;
     let released = false;
     if (q.concurrency !== undefined) {
       const leases = t.extras.get(key)?.leases;
@@ -423,8 +436,8 @@ export class Shard implements WaitHost {
     cost: Cost,
     now: number,
   ): KeyStats {
-    const q = t.quota;
     let row = t.keys.find(key, hash);
+    const q = this.quotaOf(t, row);
     const i = requestId === undefined || row < 0 ? -1 : this.findReceipt(t, key, hash, requestId);
     if (row < 0) row = this.createRow(t, key, hash, now);
     const charged = i >= 0 ? this.receipts.costAt(i) : NOTHING;
@@ -447,8 +460,8 @@ export class Shard implements WaitHost {
   }
 
   stats(t: TableState, key: string, hash: number, now: number): KeyStats {
-    const q = t.quota;
     const row = t.keys.find(key, hash);
+    const q = this.quotaOf(t, row);
     let s: Float64Array;
     let base = 0;
     if (row < 0) {
@@ -469,6 +482,77 @@ export class Shard implements WaitHost {
       approved: sameWindow ? s[base + ROW_APPROVED]! : 0,
       denied: sameWindow ? s[base + ROW_DENIED]! : 0,
     };
+  }
+
+  // ---------------------------------------------------------------- a key's own limits
+
+  /**
+   * GoCC's client override: sets the key's own limit and queue size in place (absent: as before),
+   * its counts kept, so the next decision counts what the key already used against them.
+   * Throws InvalidQuotaError, changing nothing, when they cannot apply to the key's quota.
+   */
+  setKeyLimits(
+    t: TableState,
+    key: string,
+    hash: number,
+    limit: number | undefined,
+    queueSize: number | undefined,
+    now: number,
+  ): KeyLimitsView {
+    let row = t.keys.find(key, hash);
+    const held = row < 0 ? undefined : t.keys.ownAt(row);
+    const nextLimit = limit ?? held?.limit;
+    const nextSize = queueSize ?? held?.queueSize;
+    if (held !== undefined && held.limit === nextLimit && held.queueSize === nextSize) {
+      held.lastUsed = now;
+      return { spec: held.quota.spec, own: true };
+    }
+    const quota = keyQuota(t.quota, nextLimit, nextSize, t.keyQuotas);
+    if (row < 0) row = this.createRow(t, key, hash, now);
+    t.keys.setOwn(row, new KeyLimits(quota, nextLimit, nextSize, now));
+    // A raised limit or a larger queue may admit waiters now.
+    this.examine(t, row, now);
+    return { spec: quota.spec, own: true };
+  }
+
+  /** The limits the key is decided by. */
+  limitsOf(t: TableState, key: string, hash: number): KeyLimitsView {
+    const row = t.keys.find(key, hash);
+    const own = row < 0 ? undefined : t.keys.ownAt(row);
+    return own === undefined
+      ? { spec: t.quota.spec, own: false }
+      : { spec: own.quota.spec, own: true };
+  }
+
+  /** The quota the key of `row` (-1: none) is decided by. */
+  private quotaOf(t: TableState, row: number): CompiledQuota {
+    return (row < 0 ? undefined : t.keys.ownAt(row)?.quota) ?? t.quota;
+  }
+
+  /**
+   * Before `t` takes `quota`: keys' own limits are derived again from it, or dropped when its spec
+   * changed. Rows are first brought to `now` under the key's limits, which a token bucket's refill
+   * depends on, so a conversion to another layout starts from what the key really holds.
+   */
+  private rebaseKeyLimits(
+    t: TableState,
+    quota: CompiledQuota,
+    specChanged: boolean,
+    now: number,
+  ): void {
+    t.keyQuotas.clear();
+    const keys = t.keys;
+    for (let row = 0; keys.withOwn > 0 && row < keys.keys.length; row++) {
+      const own = keys.ownAt(row);
+      if (own === undefined) continue;
+      if (specChanged) {
+        syncRow(own.quota, keys.rows, row * own.quota.stride, now);
+        keys.setOwn(row, undefined);
+        continue;
+      }
+      const derived = keyQuota(quota, own.limit, own.queueSize, t.keyQuotas);
+      keys.setOwn(row, new KeyLimits(derived, own.limit, own.queueSize, own.lastUsed));
+    }
   }
 
   /** Forgets a key's counts (admin resetKey). Waiters and leases stay and are re-examined. */
@@ -534,7 +618,7 @@ export class Shard implements WaitHost {
       // Re-read on every step: the last delete resets the table.
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
-        if (key === undefined || t.extras.has(key)) continue;
+        if (key === undefined || t.extras.has(key) || this.keepsOwn(t, row, now)) continue;
         if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
@@ -544,6 +628,19 @@ export class Shard implements WaitHost {
     const interval = this.options.idleSweepMs;
     const late = Math.max(0, now - this.sweepAt);
     this.sweepAt = left > 0 ? this.sweepAt + (Math.floor(late / interval) + 1) * interval : 0;
+  }
+
+  /**
+   * Whether the key of `row` keeps its own limits: GoCC keeps a limiter, and a client's numbers
+   * with it, until 3 windows pass without a request; then they lapse here, and the key is like
+   * any other.
+   */
+  private keepsOwn(t: TableState, row: number, now: number): boolean {
+    const own = t.keys.ownAt(row);
+    if (own === undefined) return false;
+    if (own.expiresAt() > now) return true;
+    t.keys.setOwn(row, undefined);
+    return false;
   }
 
   private createRow(t: TableState, key: string, hash: number, now: number): number {
@@ -566,15 +663,16 @@ export class Shard implements WaitHost {
    * the key when its state holds no information, or schedules its next examination.
    */
   private examine(t: TableState, row: number, now: number): void {
-    const q = t.quota;
     const keys = t.keys;
     // Every caller wrote the row or may now (refund, reset, load, admitted waiters, leases).
     keys.mark(row);
     const key = keys.keys[row]!;
+    const own = keys.ownAt(row);
+    const q = own?.quota ?? t.quota;
     const s = keys.rows;
+    const extras = t.extras.get(key);
     const base = row * q.stride;
     let next = Infinity;
-    const extras = t.extras.get(key);
     if (extras !== undefined) {
       extras.expireLeases(now);
       timeOutWaiters(t, extras, s, base, now);
@@ -594,8 +692,10 @@ export class Shard implements WaitHost {
         }
         extras.shift();
         touchStats(q, s, base, now);
+        if (own !== undefined) own.lastUsed = now;
         const a: Attempt = {
           t,
+          q,
           input: w.input,
           requestId: w.requestId,
           hash: w.hash,
@@ -614,7 +714,7 @@ export class Shard implements WaitHost {
     const live = t.extras.get(key);
     if (live !== undefined) {
       if (next !== Infinity) this.timers.schedule(live, t.index, row, Math.max(next, now + 1));
-    } else if (rowIdleAt(q, s, base) <= now) {
+    } else if (!this.keepsOwn(t, row, now) && rowIdleAt(q, s, base) <= now) {
       keys.delete(row);
     }
   }

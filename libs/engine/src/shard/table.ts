@@ -1,5 +1,6 @@
 import type { CompiledLimit } from '../algorithms';
 import type { CompiledQuota } from '../quota/compile';
+import type { SharedKeyQuotas } from './key-limits';
 import { KeyTable } from './key-table';
 import { convertRow } from './migrate';
 import type { KeyExtras } from './waiters';
@@ -10,6 +11,8 @@ export interface TableState {
   quota: CompiledQuota;
   keys: KeyTable;
   readonly extras: Map<string, KeyExtras>;
+  /** `quota` with keys' own numbers (key-limits.ts), shared by keys that ask for the same. */
+  readonly keyQuotas: SharedKeyQuotas;
   approved: number;
   denied: number;
 }
@@ -20,6 +23,7 @@ export function newTable(index: number, quota: CompiledQuota): TableState {
     quota,
     keys: new KeyTable(quota.stride),
     extras: new Map(),
+    keyQuotas: new Map(),
     approved: 0,
     denied: 0,
   };
