@@ -104,7 +104,15 @@ export class H2cSessions {
     });
     // HTTP/1.1's parser refuses such a path before any route runs; so does this side.
     if (NOT_A_PATH.test(request.url)) return answerStreamRefusal(response, 'HPE_INVALID_URL');
-    if (!request.stream.endAfterHeaders) this.receiving.set(response, state.lastRequestAt);
+    if (!request.stream.endAfterHeaders) {
+      this.receiving.set(response, state.lastRequestAt);
+      // HTTP/2 sends a body without its length when it likes; Fastify reads one only when
+      // content-length or transfer-encoding announces it (else the handler gets none), so the
+      // body is announced as HTTP/1.1 would announce one of unknown length.
+      if (request.headers['content-length'] === undefined) {
+        request.headers['transfer-encoding'] = 'chunked';
+      }
+    }
     this.http1.emit('request', request, response);
   }
 

@@ -47,6 +47,9 @@ export class PrefaceRouter {
       socket.pause();
       socket.unshift(received);
       if (h2) {
+        // The HTTP/1.1 server accepts half-open connections (it ends them itself); an HTTP/2
+        // session only learns that its client left when the socket closes at the client's FIN.
+        socket.allowHalfOpen = false;
         // The session reads the bytes put back itself (Node's Http2Session does, for sockets
         // that already hold data).
         this.h2.emit('connection', socket);
