@@ -47,12 +47,16 @@ async function stillServes(limiter: LimiterProcess): Promise<void> {
 const goaway = (connection: RawH2Connection): Promise<number> =>
   connection.frame('a GOAWAY', (f) => f.type === FRAME.goaway).then((f) => errorCode(f));
 
-describe('hostile h2c clients', () => {
+describe('hostile h2c clients (HTTP_REQUEST_TIMEOUT_MS=2000)', () => {
   let limiter: LimiterProcess;
   const dataDir = mkdtempSync(join(tmpdir(), 'limiter-h2c-hostile-'));
 
   beforeAll(async () => {
-    limiter = await startLimiter({ NATS_URL: '', DATA_DIR: dataDir });
+    limiter = await startLimiter({
+      NATS_URL: '',
+      DATA_DIR: dataDir,
+      HTTP_REQUEST_TIMEOUT_MS: '2000',
+    });
   });
 
   afterAll(async () => {
@@ -84,36 +88,38 @@ describe('hostile h2c clients', () => {
     client.destroy();
   });
 
-  it('closes a session that sends frames that are not HTTP/2 (GOAWAY PROTOCOL_ERROR)', async () => {
+  it('tells a session that sends bytes that are not frames GOAWAY, and closes it', async () => {
     const client = await openRawH2(limiter.port);
     client.write(Buffer.from('this is not a frame at all, just bytes after the preface'));
     expect(await goaway(client)).not.toBe(H2_ERROR.noError);
+    // Node leaves such a session open; it has sent no request, so the request timeout ends it.
     await within('the close', 10_000, client.closed);
   });
 
-  it('refuses streams past the 128 a session may open, answering those within it', async () => {
+  it('closes a session that sends no request within the request timeout', async () => {
     const client = await openRawH2(limiter.port);
-    // 200 streams at once, without waiting for the server's SETTINGS: what no client should do.
+    await within('the close', 10_000, client.closed);
+    expect(await goaway(client)).toBe(H2_ERROR.noError);
+  });
+
+  it('ends a session that opens more than its 128 streams, having answered none beyond', async () => {
+    const client = await openRawH2(limiter.port);
+    // 200 streams at once, past the SETTINGS the client acknowledged: what no client should do.
     const requests = Array.from({ length: 200 }, (_, i) =>
       headersFrame(2 * i + 1, requestHeaders('GET', '/healthz')),
     );
     client.write(Buffer.concat(requests));
-    await waitUntil('every stream answered or refused', () => {
-      const streams = new Set(
-        client
-          .frames()
-          .filter((f) => f.type === FRAME.headers || f.type === FRAME.rstStream)
-          .map((f) => f.stream),
-      );
-      return streams.size === 200 || client.socket.destroyed;
-    });
-    const answered = client.frames().filter((f) => f.type === FRAME.headers).length;
-    const refused = client.frames().filter((f) => f.type === FRAME.rstStream);
-    expect(answered).toBeGreaterThan(0);
-    expect(answered).toBeLessThanOrEqual(200);
-    expect(refused.length).toBeGreaterThan(0);
-    expect(refused.every((f) => errorCode(f) === H2_ERROR.refusedStream)).toBe(true);
-    client.destroy();
+    // A protocol error by RFC 9113, 5.1.2: nghttp2 ends the session with GOAWAY.
+    expect(await goaway(client)).not.toBe(H2_ERROR.noError);
+    await within('the close', 10_000, client.closed);
+    const answered = new Set(
+      client
+        .frames()
+        .filter((f) => f.type === FRAME.headers)
+        .map((f) => f.stream),
+    );
+    expect(answered.size).toBeLessThanOrEqual(128);
+    expect(Math.max(0, ...answered)).toBeLessThanOrEqual(2 * 127 + 1);
   });
 
   it('refuses a header list over 16 KiB, and the session goes on', async () => {
@@ -232,7 +238,9 @@ describe('SIGTERM with open h2c streams (DRAIN_TIMEOUT_MS=2000)', () => {
 
     expect(exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(2_000 + 10_000);
-    expect(goaways).toEqual([0]);
+    // At the signal (and again when the session is cut), all NO_ERROR: a graceful GOAWAY.
+    expect(goaways.length).toBeGreaterThan(0);
+    expect(goaways.every((code) => code === 0)).toBe(true);
     for (const answer of await Promise.all(apiWaiters)) {
       expect(answer.status).toBe(503);
       expect(JSON.parse(answer.body)).toMatchObject({ allowed: false, code: 'UNAVAILABLE', key });

@@ -127,7 +127,8 @@ export interface RawH2Connection {
 
 /**
  * Opens a connection to 127.0.0.1:`port`, sends the preface and an empty SETTINGS frame, and
- * acknowledges the server's SETTINGS as they arrive.
+ * acknowledges the server's SETTINGS as they arrive. Resolves once the first is acknowledged:
+ * the server's limits hold from then on (RFC 9113, 6.5.3), before it they may not.
  */
 export function openRawH2(port: number): Promise<RawH2Connection> {
   return new Promise((resolve, reject) => {
@@ -164,7 +165,7 @@ export function openRawH2(port: number): Promise<RawH2Connection> {
     socket.on('error', () => undefined);
     socket.once('connect', () => {
       socket.write(Buffer.concat([Buffer.from(H2_PREFACE, 'latin1'), frame(FRAME.settings, 0, 0)]));
-      resolve({
+      const connection: RawH2Connection = {
         socket,
         frames: () => frames,
         closed,
@@ -189,7 +190,10 @@ export function openRawH2(port: number): Promise<RawH2Connection> {
             }),
           ),
         destroy: () => socket.destroy(),
-      });
+      };
+      connection
+        .frame("the server's SETTINGS", (f) => f.type === FRAME.settings && f.flags === 0)
+        .then(() => resolve(connection), reject);
     });
     socket.once('error', reject);
   });

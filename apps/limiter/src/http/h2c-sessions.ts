@@ -11,15 +11,24 @@ import {
   H2_MAX_CONCURRENT_STREAMS,
   H2_MAX_HEADER_LIST_PAIRS,
   H2_MAX_SESSION_MEMORY_MB,
-  KEEP_ALIVE_TIMEOUT_MS,
   MAX_HEADER_BYTES,
   TIMEOUT_CHECK_MS,
 } from './http-limits';
 
-/** What a session holds: its requests in flight, and when the last one arrived. */
+/** What a session holds: its requests in flight, and since when it has had none. */
 interface SessionState {
   readonly inFlight: Set<Http2ServerResponse>;
-  lastRequestAt: number;
+  /** When a request last arrived or finished (or the session opened). */
+  lastActiveAt: number;
+  /** Whether any request has arrived on it. */
+  served: boolean;
+}
+
+export interface H2cBounds {
+  /** HTTP_REQUEST_TIMEOUT_MS. */
+  readonly requestTimeoutMs: number;
+  /** How long a session that has served requests may sit with none in flight. */
+  readonly idleTimeoutMs: number;
 }
 
 /** Raw bytes outside printable ASCII: not a path HTTP/1.1's parser would take. */
@@ -32,8 +41,11 @@ const NOT_A_PATH = /[^\x21-\x7e]/;
  * HttpServerService bounds HTTP/1.1 connections:
  * - settings: at most H2_MAX_CONCURRENT_STREAMS streams, 16 KiB of headers, bounded memory;
  * - a request's headers and body must arrive within `requestTimeoutMs` (408, the stream ends);
- * - a session with nothing in flight for KEEP_ALIVE_TIMEOUT_MS is closed (GOAWAY); one with answers
- *   the client has not taken for `requestTimeoutMs`, no bytes moving, is destroyed;
+ * - a session with nothing in flight for `idleTimeoutMs` (KEEP_ALIVE_TIMEOUT_MS) is closed
+ *   (GOAWAY), one that has not sent a request within `requestTimeoutMs` too, as an HTTP/1.1
+ *   connection that sends none is (this also ends sessions Node's HTTP/2 keeps open after it
+ *   answered a protocol error with GOAWAY); one with answers the client has not taken for
+ *   `requestTimeoutMs`, no bytes moving, is destroyed;
  * - at SIGTERM every session gets a GOAWAY (its streams finish, no new ones), and at the drain
  *   deadline what is left is destroyed.
  * A request costs a set entry and a 'close' listener; a session, a map entry; a check every
@@ -49,7 +61,7 @@ export class H2cSessions {
 
   constructor(
     private readonly http1: Server,
-    private readonly requestTimeoutMs: number,
+    private readonly bounds: H2cBounds,
   ) {
     this.server = createServer({
       settings: {
@@ -80,12 +92,12 @@ export class H2cSessions {
   }
 
   private opened(session: ServerHttp2Session): void {
-    const state: SessionState = { inFlight: new Set(), lastRequestAt: Date.now() };
+    const state: SessionState = { inFlight: new Set(), lastActiveAt: Date.now(), served: false };
     this.sessions.set(session, state);
     session.once('close', () => this.sessions.delete(session));
     // Fires once no byte has moved either way for the timeout (Node re-arms it on activity).
     session.on('timeout', () => this.quiet(session, state));
-    session.setTimeout(this.requestTimeoutMs);
+    session.setTimeout(this.bounds.requestTimeoutMs);
     if (this.draining) session.close();
   }
 
@@ -97,15 +109,17 @@ export class H2cSessions {
       return;
     }
     state.inFlight.add(response);
-    state.lastRequestAt = Date.now();
+    state.lastActiveAt = Date.now();
+    state.served = true;
     response.once('close', () => {
       state.inFlight.delete(response);
+      state.lastActiveAt = Date.now();
       this.receiving.delete(response);
     });
     // HTTP/1.1's parser refuses such a path before any route runs; so does this side.
     if (NOT_A_PATH.test(request.url)) return answerStreamRefusal(response, 'HPE_INVALID_URL');
     if (!request.stream.endAfterHeaders) {
-      this.receiving.set(response, state.lastRequestAt);
+      this.receiving.set(response, state.lastActiveAt);
       // HTTP/2 sends a body without its length when it likes; Fastify reads one only when
       // content-length or transfer-encoding announces it (else the handler gets none), so the
       // body is announced as HTTP/1.1 would announce one of unknown length.
@@ -132,7 +146,7 @@ export class H2cSessions {
   private check(now: number): void {
     for (const [response, arrivedAt] of this.receiving) {
       if (!response.req.complete) {
-        if (now - arrivedAt < this.requestTimeoutMs) break;
+        if (now - arrivedAt < this.bounds.requestTimeoutMs) break;
         answerStreamRefusal(response, 'ERR_HTTP_REQUEST_TIMEOUT');
         // The client may still be sending: the stream ends here, the session goes on.
         response.stream.close();
@@ -140,9 +154,9 @@ export class H2cSessions {
       this.receiving.delete(response);
     }
     for (const [session, state] of this.sessions) {
-      if (state.inFlight.size === 0 && now - state.lastRequestAt >= KEEP_ALIVE_TIMEOUT_MS) {
-        session.close();
-      }
+      if (state.inFlight.size > 0) continue;
+      const limit = state.served ? this.bounds.idleTimeoutMs : this.bounds.requestTimeoutMs;
+      if (now - state.lastActiveAt >= limit) session.close();
     }
   }
 }

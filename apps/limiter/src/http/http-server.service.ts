@@ -61,7 +61,10 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
     const server = adapter.getInstance<FastifyInstance>().server;
     this.bound(server);
     const timeout = this.settings.httpRequestTimeoutMs;
-    const h2c = new H2cSessions(server, timeout);
+    const h2c = new H2cSessions(server, {
+      requestTimeoutMs: timeout,
+      idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+    });
     const router = new PrefaceRouter(server, h2c.server, timeout);
     const inFlight = new InFlightRequests(server);
     server.setTimeout(timeout, (socket) => inFlight.idle(socket));
