@@ -226,6 +226,18 @@ describe('both protocols on PORT (MAX_REQUESTS=2 an hour, no client overrides)',
     }
   });
 
+  it('answers an HTTP/1.1 request asking to upgrade to h2c as HTTP/1.1', async () => {
+    const client = await openRaw(
+      limiter.port,
+      'GET /healthz HTTP/1.1\r\nhost: limiter\r\nconnection: Upgrade, HTTP2-Settings\r\n' +
+        'upgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n',
+    );
+    const answer = await within('an answer', 10_000, client.answered);
+    client.destroy();
+    expect(client.received().startsWith('HTTP/1.1 200 ')).toBe(true);
+    expect(answer?.body).toBe('OK');
+  });
+
   it('serves HTTP/1.1 and h2c connections side by side, a key counted once across both', async () => {
     await awayFromWindowEnd(HOUR);
     const key = `both-${randomUUID()}`;
