@@ -208,7 +208,11 @@ describe('SIGTERM with open h2c streams (DRAIN_TIMEOUT_MS=2000)', () => {
     const key = `drain-${randomUUID()}`;
     const session = await h2Session(limiter.port);
     const goaways: number[] = [];
-    session.on('goaway', (code: number) => goaways.push(code));
+    let goawayAt = Infinity;
+    session.on('goaway', (code: number) => {
+      goaways.push(code);
+      goawayAt = Math.min(goawayAt, Date.now());
+    });
     expect((await h2Request(session, `/rate/${key}`, { method: 'POST' })).status).toBe(200);
     const apiWaiters = [0, 1, 2].map((i) =>
       h2Answer(
@@ -222,12 +226,16 @@ describe('SIGTERM with open h2c streams (DRAIN_TIMEOUT_MS=2000)', () => {
       h2Answer(h2Open(session, `/rate/${key}?canWait=true`, { method: 'POST' })),
     );
     // Bodies that would take minutes: a byte of each sent, the rest never.
+    let slowAnsweredAt = Infinity;
     const slowBodies = [0, 1].map(() => {
       const stream = session.request({ ':method': 'POST', ':path': '/v1/release' });
       stream.on('error', () => undefined);
+      stream.once('response', () => (slowAnsweredAt = Math.min(slowAnsweredAt, Date.now())));
       stream.write('{');
       return h2Answer(stream, 20_000);
     });
+    // A connection that has not said which protocol it speaks: it must not hold the exit.
+    const silent = await openRaw(limiter.port);
     await waitUntil('five waiters', async () => {
       const stats = JSON.parse((await h2Request(session, `/v1/stats/${key}`)).body) as Json;
       return stats['queued'] === 5;
@@ -238,9 +246,12 @@ describe('SIGTERM with open h2c streams (DRAIN_TIMEOUT_MS=2000)', () => {
 
     expect(exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(2_000 + 10_000);
-    // At the signal (and again when the session is cut), all NO_ERROR: a graceful GOAWAY.
+    await within('the silent connection to be closed', 5_000, silent.closed);
+    // At the signal (and again when the session is cut), all NO_ERROR: a graceful GOAWAY, sent
+    // before the stragglers were answered 0.5 s before the deadline.
     expect(goaways.length).toBeGreaterThan(0);
     expect(goaways.every((code) => code === 0)).toBe(true);
+    expect(goawayAt).toBeLessThan(slowAnsweredAt);
     for (const answer of await Promise.all(apiWaiters)) {
       expect(answer.status).toBe(503);
       expect(JSON.parse(answer.body)).toMatchObject({ allowed: false, code: 'UNAVAILABLE', key });
