@@ -6,12 +6,15 @@
  *   (b) NATS batches of 100 acquires, decisions/s, vs the echo responder at the batch reply size;
  *   (c) p50/p99 latency of single acquires sent open loop at half of the peak rate of (a);
  *   (d) HTTP `POST /rate/:key` vs a bare Fastify route, both under autocannon in its own process.
+ *   (g) h2c `POST /rate/:key`, 4 sessions x 64 streams, vs a bare node:http2 server, both under
+ *       bench/limiter/h2-load.ts in its own process.
  *   (e), (f) "NestJS transport": (a) and (b) against the limiter built from the commit before its
  *       NATS side became a Nest transport strategy (bench/limiter/baseline.ts), plain JSON and
  *       Nest envelopes; written to its own section of docs/benchmarks.md.
  * The load generator, the servers and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build of this tree;
- * BENCH_ONLY=transport runs (e) and (f) only; BENCH_BASELINE_REF builds another peer for them.
+ * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only; BENCH_BASELINE_REF builds
+ * another peer for (e) and (f).
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +23,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { buildBaseline, DIRECT_NATS_REF } from './limiter/baseline';
+import { H2C_SESSIONS, H2C_STREAMS, h2cFigure } from './limiter/h2c-figure';
 import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
 import { transportFigures } from './limiter/nest-transport';
 import { freePort, runNode, startNode, type Child } from './limiter/processes';
@@ -27,6 +31,7 @@ import { median, rounds, ROUNDS } from './limiter/rounds';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_TRANSPORT = process.env.BENCH_ONLY === 'transport';
+const ONLY_H2C = process.env.BENCH_ONLY === 'h2c';
 const SECONDS = QUICK ? 0.5 : 3;
 const WARMUP_SECONDS = QUICK ? 0.3 : 2;
 const IN_FLIGHT = 128;
@@ -157,6 +162,7 @@ async function main(): Promise<void> {
       stdio: 'inherit',
     });
   }
+  if (ONLY_H2C) return onlyH2c();
   const baseline = buildBaseline(root, DIRECT_NATS_REF);
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const echoPrefix = `${prefix}.echo`;
@@ -269,6 +275,9 @@ async function main(): Promise<void> {
       await rounds([() => autocannon(limiterRate, SECONDS), () => autocannon(fastifyRate, SECONDS)])
     ).map(median);
 
+    process.stderr.write('(g) h2c\n');
+    const g = await h2cFigure(limiterUrl, SECONDS, WARMUP_SECONDS);
+
     const limiterExit = await limiter.stop();
     if (limiterExit !== 0) throw new Error(`limiter exited ${limiterExit}:\n${limiter.output()}`);
 
@@ -283,6 +292,7 @@ async function main(): Promise<void> {
       `| (c) NATS acquire p50 at ${fmt(rate)}/s, ms | ${ms(cLimiter!.p50)} | ${ms(cEcho!.p50)} | nats.js echo, same rate | | |`,
       `| (c) NATS acquire p99 at ${fmt(rate)}/s, ms | ${ms(cLimiter!.p99)} | ${ms(cEcho!.p99)} | nats.js echo, same rate | | <= 2 ms |`,
       `| (d) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s | ${fmt(dLimiter!)} | ${fmt(dFastify!)} | bare Fastify 5 route | ${ratio(dLimiter!, dFastify!)} | >= 0.75x |`,
+      h2cRow(g),
     ].join('\n');
     process.stdout.write(`${table}\n`);
     if (QUICK) return;
@@ -296,6 +306,36 @@ async function main(): Promise<void> {
     for (const dir of [dataDir, directDataDir, baseline.dir]) {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+}
+
+function h2cRow(g: { limiter: number; bare: number }): string {
+  return `| (g) h2c POST /rate/:key, ${H2C_SESSIONS} sessions x ${H2C_STREAMS} streams, req/s | ${fmt(g.limiter)} | ${fmt(g.bare)} | bare node:http2 server | ${ratio(g.limiter, g.bare)} | >= 0.75x |`;
+}
+
+/** BENCH_ONLY=h2c: (g) alone, printed, the docs left alone. */
+async function onlyH2c(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'limiter-bench-h2c-'));
+  const limiter = await startLimiter(
+    join(root, 'dist', 'apps', 'limiter', 'main.js'),
+    `bench.${randomUUID().replaceAll('-', '')}`,
+    dataDir,
+  );
+  try {
+    const g = await h2cFigure(limiter.url, SECONDS, WARMUP_SECONDS);
+    process.stdout.write(
+      [
+        `node ${process.version}; ${cpus().length} cores; median of ${ROUNDS} rounds of ${SECONDS}s`,
+        '',
+        '| figure | limiter | peer | peer is | ratio | goal |',
+        '|---|---:|---:|---|---:|---|',
+        h2cRow(g),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await limiter.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

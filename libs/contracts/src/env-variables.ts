@@ -20,7 +20,7 @@ const limiter: readonly AppName[] = ['limiter'];
 const admin: readonly AppName[] = ['admin'];
 
 export const ENV_VARIABLES = [
-  { name: 'PORT', apps: limiter, default: '8080', meaning: 'limiter HTTP port' },
+  { name: 'PORT', apps: limiter, default: '8080', meaning: 'limiter HTTP port (HTTP/1.1 and h2c)' },
   { name: 'ADMIN_PORT', apps: admin, default: '8081', meaning: 'admin HTTP and GraphQL port' },
   {
     name: 'HOST',

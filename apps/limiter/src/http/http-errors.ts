@@ -8,6 +8,7 @@ import {
   type ParseFailure,
 } from '@app/contracts';
 import { STATUS_CODES } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_BODY_BYTES } from './http-limits';
@@ -93,21 +94,45 @@ export function answerClientError(error: ConnectionError, socket: Socket): void 
     return;
   }
   const path = requestPath(error.rawPacket);
-  const [status, failure] = clientFailure(error, path);
-  logConnectionRefusal(socket, status, failure);
-  const gocc = isGoccPath(path);
-  const body = gocc ? failure.reason : JSON.stringify(invalidRequestReply(failure));
-  const type = gocc ? 'text/plain' : 'application/json';
+  const [status, failure] = clientFailure(error.code, path);
+  logConnectionRefusal(socket.remoteAddress, status, failure);
+  const { type, body } = refusalBody(path, failure);
   socket.write(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n` +
-      `content-type: ${type}; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `content-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
   socket.destroySoon();
 }
 
-function clientFailure(error: ConnectionError, path: string): [number, ParseFailure] {
-  switch (error.code) {
+/**
+ * The same refusals on an HTTP/2 stream, which has no parser error of Node's to catch: a request
+ * not received in time (`ERR_HTTP_REQUEST_TIMEOUT`) or a path with raw bytes (`HPE_INVALID_URL`).
+ * The stream ends with the answer; its session goes on.
+ */
+export function answerStreamRefusal(response: Http2ServerResponse, code: ClientErrorCode): void {
+  if (response.headersSent) return;
+  const path = response.req.url.split('?', 1)[0]!;
+  const [status, failure] = clientFailure(code, path);
+  logConnectionRefusal(response.req.socket.remoteAddress, status, failure);
+  const { type, body } = refusalBody(path, failure);
+  response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** The codes answerStreamRefusal answers (Node's names for the HTTP/1.1 parser's refusals). */
+export type ClientErrorCode = 'ERR_HTTP_REQUEST_TIMEOUT' | 'HPE_INVALID_URL';
+
+/** A refusal's body in the shape of the route `path` belongs to: text on GoCC's, JSON elsewhere. */
+function refusalBody(path: string, failure: ParseFailure): { type: string; body: string } {
+  if (isGoccPath(path)) return { type: 'text/plain; charset=utf-8', body: failure.reason };
+  return {
+    type: 'application/json; charset=utf-8',
+    body: JSON.stringify(invalidRequestReply(failure)),
+  };
+}
+
+function clientFailure(code: string, path: string): [number, ParseFailure] {
+  switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return [
         408,
@@ -125,7 +150,7 @@ function clientFailure(error: ConnectionError, path: string): [number, ParseFail
         ),
       ];
     default:
-      return [400, fieldFailure(BODY_FIELD, `is not a valid HTTP/1.1 request (${error.code})`)];
+      return [400, fieldFailure(BODY_FIELD, `is not a valid HTTP/1.1 request (${code})`)];
   }
 }
 

@@ -25,3 +25,21 @@ export const TIMEOUT_CHECK_MS = 500;
  * (the reply shape of their route), so their clients can read it before the connections close.
  */
 export const ANSWER_BEFORE_DEADLINE_MS = 500;
+
+/** The most header bytes a request may carry: Node's HTTP/1.1 limit, and the h2c SETTINGS' too. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The streams an h2c session may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS): nginx's
+ * default, where Node's is unbounded. Clients queue beyond it (Go's opens another connection).
+ */
+export const H2_MAX_CONCURRENT_STREAMS = 128;
+
+/** The most header fields an h2c request may carry (Node's default, stated). */
+export const H2_MAX_HEADER_LIST_PAIRS = 128;
+
+/**
+ * What nghttp2 may hold for one h2c session (streams, header tables, answers not yet sent), in
+ * MB; past it new streams are refused. Node's default is 10.
+ */
+export const H2_MAX_SESSION_MEMORY_MB = 1;

@@ -12,8 +12,10 @@ import type { Server } from 'node:http';
 import { LimiterService } from '../engine-host/limiter.service';
 import type { TransportDrained } from '../engine-host/shutting-down';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { H2cSessions } from './h2c-sessions';
 import { KEEP_ALIVE_TIMEOUT_MS, TIMEOUT_CHECK_MS } from './http-limits';
 import { InFlightRequests } from './in-flight';
+import { PrefaceRouter } from './preface-router';
 
 /** A dropped connection is logged at most this often: a flood must not become one of log lines. */
 const DROP_LOG_EVERY_MS = 60_000;
@@ -28,15 +30,21 @@ const DROP_LOG_EVERY_MS = 60_000;
  * acquire may take up to its queue's maxWaitMs. Fastify's defaults have no request timeout at all,
  * so a body sent a byte at a time held its connection forever.
  *
+ * Both protocols on one port: a connection that opens with the HTTP/2 preface is served as h2c
+ * (PrefaceRouter, H2cSessions, whose streams reach the same routes), any other as HTTP/1.1. The
+ * connection cap counts both; the h2c sessions have bounds of their own to the same effect.
+ *
  * Shutdown: when the limiter drains (at SIGTERM) the server stops accepting, as the limiter
  * answers its waiters; beforeApplicationShutdown waits for the requests in flight until the drain
  * deadline (DRAIN_TIMEOUT_MS after SIGTERM), answering stragglers 503 and closing every connection
  * by then, so that Fastify's close, and the last write of usage after it, never wait on a client.
+ * h2c sessions are sent GOAWAY at the signal and destroyed at the deadline.
  */
 @Injectable()
 export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly logger = new Logger('LimiterHttp');
   private inFlight: InFlightRequests | undefined;
+  private h2c: H2cSessions | undefined;
   private deadline = 0;
   private lastDropLog = -Infinity;
 
@@ -52,10 +60,21 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
     if (adapter === undefined) return;
     const server = adapter.getInstance<FastifyInstance>().server;
     this.bound(server);
+    const timeout = this.settings.httpRequestTimeoutMs;
+    const h2c = new H2cSessions(server, {
+      requestTimeoutMs: timeout,
+      idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+    });
+    const router = new PrefaceRouter(server, h2c.server, timeout);
     const inFlight = new InFlightRequests(server);
-    server.setTimeout(this.settings.httpRequestTimeoutMs, (socket) => inFlight.idle(socket));
-    this.limiter.onDrain(() => inFlight.stopAccepting());
+    server.setTimeout(timeout, (socket) => inFlight.idle(socket));
+    this.limiter.onDrain(() => {
+      inFlight.stopAccepting();
+      router.closeUndecided();
+      h2c.goAway();
+    });
     this.inFlight = inFlight;
+    this.h2c = h2c;
   }
 
   /** The drain starts at the signal (main.ts); this is for a close without one. */
@@ -65,6 +84,7 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.inFlight?.settle(this.deadline);
+    this.h2c?.destroy();
   }
 
   /** What the drain did with the requests in flight (none without an HTTP server). */

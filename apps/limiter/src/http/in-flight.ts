@@ -1,17 +1,20 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
 import { ANSWER_BEFORE_DEADLINE_MS } from './http-limits';
 import type { TransportDrained } from '../engine-host/shutting-down';
-import { answerShuttingDown } from './shutting-down';
+import { answerShuttingDown, type AnyResponse } from './shutting-down';
 
 /**
  * The requests the HTTP server is serving, so that it can tell a connection awaiting its answer
  * (a waiting acquire, legitimately silent for up to a queue's maxWaitMs) from an idle or stuck
  * one, and so that shutdown can answer and close every connection by a deadline whatever the
- * clients do. Costs each request a set entry and one 'close' listener.
+ * clients do. Costs each request a set entry and one 'close' listener. HTTP/2 requests arrive
+ * here too (H2cSessions hands them to the same 'request' listeners); their sessions' own bounds
+ * and GOAWAY are H2cSessions'.
  */
 export class InFlightRequests {
-  private readonly open = new Set<ServerResponse>();
+  private readonly open = new Set<AnyResponse>();
   /** The latest request of each connection. */
   private readonly latest = new WeakMap<Socket, ServerResponse>();
   private draining = false;
@@ -20,9 +23,12 @@ export class InFlightRequests {
   private cut = 0;
 
   constructor(private readonly server: Server) {
-    server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-      this.arrived(request, response);
-    });
+    server.prependListener(
+      'request',
+      (request: IncomingMessage | Http2ServerRequest, response: AnyResponse) => {
+        this.arrived(request, response);
+      },
+    );
   }
 
   /**
@@ -43,7 +49,7 @@ export class InFlightRequests {
     this.draining = true;
     this.inFlightAtDrain = this.open.size;
     for (const response of this.open) {
-      if (!response.headersSent) response.shouldKeepAlive = false;
+      if (!response.headersSent) closeAfter(response);
     }
     this.server.close(); // also closes idle keep-alive connections (Node >= 19)
   }
@@ -65,10 +71,13 @@ export class InFlightRequests {
     return { inFlight: this.inFlightAtDrain, cut: this.cut };
   }
 
-  private arrived(request: IncomingMessage, response: ServerResponse): void {
+  private arrived(request: IncomingMessage | Http2ServerRequest, response: AnyResponse): void {
     this.open.add(response);
-    this.latest.set(request.socket, response);
-    if (this.draining) response.shouldKeepAlive = false;
+    // An HTTP/2 stream is not a connection; its session's timeouts are H2cSessions'.
+    if (request.httpVersionMajor === 1) {
+      this.latest.set(request.socket, response as ServerResponse);
+    }
+    if (this.draining) closeAfter(response);
     response.once('close', () => {
       this.open.delete(response);
       if (this.open.size === 0) this.emptied?.();
@@ -88,4 +97,9 @@ export class InFlightRequests {
       this.emptied = done;
     });
   }
+}
+
+/** The answer closes its HTTP/1.1 connection (`Connection: close`); HTTP/2 has GOAWAY instead. */
+function closeAfter(response: AnyResponse): void {
+  if ('shouldKeepAlive' in response) response.shouldKeepAlive = false;
 }

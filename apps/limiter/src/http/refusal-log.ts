@@ -1,6 +1,5 @@
 import { ThrottledLog } from '@app/logging';
 import type { FastifyReply } from 'fastify';
-import type { Socket } from 'node:net';
 import { correlationIdOf } from './correlation-id';
 
 /** What was wrong with a request's input: the field it names, and the reason as answered. */
@@ -30,13 +29,20 @@ export function logRefusal(reply: FastifyReply, status: number, refusal: FieldRe
   }));
 }
 
-/** What Node's parser refused before any request existed: no route, no correlation id yet. */
-export function logConnectionRefusal(socket: Socket, status: number, refusal: FieldRefusal): void {
+/**
+ * What was refused before a route ran (Node's HTTP/1.1 parser, or an HTTP/2 stream's timeout or
+ * path): no route, no correlation id.
+ */
+export function logConnectionRefusal(
+  client: string | undefined,
+  status: number,
+  refusal: FieldRefusal,
+): void {
   refusals.write(() => ({
     msg: `${status} ${refusal.reason}`,
     status,
     field: refusal.field,
-    client: socket.remoteAddress,
+    client,
   }));
 }
 

@@ -1,0 +1,162 @@
+import type { Server } from 'node:http';
+import {
+  createServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
+import { answerStreamRefusal } from './http-errors';
+import {
+  H2_MAX_CONCURRENT_STREAMS,
+  H2_MAX_HEADER_LIST_PAIRS,
+  H2_MAX_SESSION_MEMORY_MB,
+  MAX_HEADER_BYTES,
+  TIMEOUT_CHECK_MS,
+} from './http-limits';
+
+/** What a session holds: its requests in flight, and since when it has had none. */
+interface SessionState {
+  readonly inFlight: Set<Http2ServerResponse>;
+  /** When a request last arrived or finished (or the session opened). */
+  lastActiveAt: number;
+  /** Whether any request has arrived on it. */
+  served: boolean;
+}
+
+export interface H2cBounds {
+  /** HTTP_REQUEST_TIMEOUT_MS. */
+  readonly requestTimeoutMs: number;
+  /** How long a session that has served requests may sit with none in flight. */
+  readonly idleTimeoutMs: number;
+}
+
+/** Raw bytes outside printable ASCII: not a path HTTP/1.1's parser would take. */
+const NOT_A_PATH = /[^\x21-\x7e]/;
+
+/**
+ * The HTTP/2 (h2c) side of the limiter's port (docs/operations.md, "HTTP clients"). Requests are
+ * handed to the HTTP/1.1 server's 'request' listeners (Fastify's routing, X-Correlation-ID, the
+ * in-flight accounting), so both protocols answer alike; what differs is bounded here, the way
+ * HttpServerService bounds HTTP/1.1 connections:
+ * - settings: at most H2_MAX_CONCURRENT_STREAMS streams, 16 KiB of headers, bounded memory;
+ * - a request's headers and body must arrive within `requestTimeoutMs` (408, the stream ends);
+ * - a session with nothing in flight for `idleTimeoutMs` (KEEP_ALIVE_TIMEOUT_MS) is closed
+ *   (GOAWAY), one that has not sent a request within `requestTimeoutMs` too, as an HTTP/1.1
+ *   connection that sends none is (this also ends sessions Node's HTTP/2 keeps open after it
+ *   answered a protocol error with GOAWAY); one with answers the client has not taken for
+ *   `requestTimeoutMs`, no bytes moving, is destroyed;
+ * - at SIGTERM every session gets a GOAWAY (its streams finish, no new ones), and at the drain
+ *   deadline what is left is destroyed.
+ * A request costs a set entry and a 'close' listener; a session, a map entry; a check every
+ * TIMEOUT_CHECK_MS walks the sessions (at most HTTP_MAX_CONNECTIONS) and the overdue bodies.
+ */
+export class H2cSessions {
+  readonly server: Http2Server;
+  private readonly sessions = new Map<ServerHttp2Session, SessionState>();
+  /** Requests whose body is still arriving, in arrival order (so oldest first), with that instant. */
+  private readonly receiving = new Map<Http2ServerResponse, number>();
+  private readonly checks: NodeJS.Timeout;
+  private draining = false;
+
+  constructor(
+    private readonly http1: Server,
+    private readonly bounds: H2cBounds,
+  ) {
+    this.server = createServer({
+      settings: {
+        maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS,
+        maxHeaderListSize: MAX_HEADER_BYTES,
+        enablePush: false,
+      },
+      maxHeaderListPairs: H2_MAX_HEADER_LIST_PAIRS,
+      maxSessionMemory: H2_MAX_SESSION_MEMORY_MB,
+    });
+    this.server.on('session', (session: ServerHttp2Session) => this.opened(session));
+    this.server.on('request', (request: Http2ServerRequest, response: Http2ServerResponse) =>
+      this.arrived(request, response),
+    );
+    this.checks = setInterval(() => this.check(Date.now()), TIMEOUT_CHECK_MS).unref();
+  }
+
+  /** SIGTERM, first step: every session is told GOAWAY; streams already open are answered. */
+  goAway(): void {
+    this.draining = true;
+    for (const session of this.sessions.keys()) session.close();
+  }
+
+  /** At the drain deadline: whatever is still open is cut. */
+  destroy(): void {
+    clearInterval(this.checks);
+    for (const session of this.sessions.keys()) session.destroy();
+  }
+
+  private opened(session: ServerHttp2Session): void {
+    const state: SessionState = { inFlight: new Set(), lastActiveAt: Date.now(), served: false };
+    this.sessions.set(session, state);
+    session.once('close', () => this.sessions.delete(session));
+    // Fires once no byte has moved either way for the timeout (Node re-arms it on activity).
+    session.on('timeout', () => this.quiet(session, state));
+    session.setTimeout(this.bounds.requestTimeoutMs);
+    if (this.draining) session.close();
+  }
+
+  private arrived(request: Http2ServerRequest, response: Http2ServerResponse): void {
+    const state = this.sessions.get(request.stream.session as ServerHttp2Session);
+    if (state === undefined) {
+      // Its session has already closed: nobody will read the answer.
+      request.stream.close();
+      return;
+    }
+    state.inFlight.add(response);
+    state.lastActiveAt = Date.now();
+    state.served = true;
+    response.once('close', () => {
+      state.inFlight.delete(response);
+      state.lastActiveAt = Date.now();
+      this.receiving.delete(response);
+    });
+    // HTTP/1.1's parser refuses such a path before any route runs; so does this side.
+    if (NOT_A_PATH.test(request.url)) return answerStreamRefusal(response, 'HPE_INVALID_URL');
+    if (!request.stream.endAfterHeaders) {
+      this.receiving.set(response, state.lastActiveAt);
+      // HTTP/2 sends a body without its length when it likes; Fastify reads one only when
+      // content-length or transfer-encoding announces it (else the handler gets none), so the
+      // body is announced as HTTP/1.1 would announce one of unknown length.
+      if (request.headers['content-length'] === undefined) {
+        request.headers['transfer-encoding'] = 'chunked';
+      }
+    }
+    this.http1.emit('request', request, response);
+  }
+
+  /**
+   * No byte moved for the request timeout: answers written and not taken mean a client that does
+   * not read, so the session goes; requests awaiting their answer (a waiting acquire) keep it.
+   */
+  private quiet(session: ServerHttp2Session, state: SessionState): void {
+    for (const response of state.inFlight) {
+      if (response.writableEnded) {
+        session.destroy();
+        return;
+      }
+    }
+  }
+
+  private check(now: number): void {
+    for (const [response, arrivedAt] of this.receiving) {
+      if (!response.req.complete) {
+        if (now - arrivedAt < this.bounds.requestTimeoutMs) break;
+        answerStreamRefusal(response, 'ERR_HTTP_REQUEST_TIMEOUT');
+        // The client may still be sending: the stream ends here, the session goes on.
+        response.stream.close();
+      }
+      this.receiving.delete(response);
+    }
+    for (const [session, state] of this.sessions) {
+      if (state.inFlight.size > 0) continue;
+      const limit = state.served ? this.bounds.idleTimeoutMs : this.bounds.requestTimeoutMs;
+      if (now - state.lastActiveAt >= limit) session.close();
+    }
+  }
+}
