@@ -78,7 +78,7 @@ describe("a limiter started with GoCC's environment", () => {
       cwd: repoRoot,
       env: { ...process.env, BASE: limiter.url },
     });
-    const [released, codes, view, listing] = stdout.split('\n');
+    const [released, codes, view, listing, h2c] = stdout.split('\n');
     expect(JSON.parse(released!)).toEqual({ released: true });
     expect(codes!.trim()).toBe('200 200 200 429');
     expect(JSON.parse(view!)).toMatchObject({
@@ -92,6 +92,7 @@ describe("a limiter started with GoCC's environment", () => {
     expect(Object.keys((JSON.parse(listing!) as { Instances: object }).Instances)).toContain(
       'partner-api',
     );
+    expect(h2c).toBe('2 200');
   });
 
   it('serves the default quota from GoCC’s variables', async () => {

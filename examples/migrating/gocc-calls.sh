@@ -13,3 +13,5 @@ curl -sf "$BASE/debug/partner-api"              # GoCC's view of the key
 echo
 curl -sf "$BASE/debug?limit=10"                 # the keys held, a page at a time
 echo
+curl -s -o /dev/null -w '%{http_version} %{http_code}\n' --http2-prior-knowledge \
+  -X POST "$BASE/rate/batch-7"                  # h2c, as GoCC's default server: 2 200
