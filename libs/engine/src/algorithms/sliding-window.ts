@@ -66,10 +66,13 @@ export const slidingWindow: LimitAlgorithm = {
     const r = limit.ringSize;
     const head = s[o + HEAD]!;
     let freed = 0;
+    // One modulo, not one per bucket: bucket numbers are beyond 2^31, where `%` is slow.
+    let slot = slotOf(head + 1, r);
     for (let j = head - r + 1; j <= head; j++) {
-      freed += s[o + RING + slotOf(j, r)]!;
+      freed += s[o + RING + slot]!;
       // Bucket j stops counting once the head reaches j + r.
       if (freed >= need) return Math.max(1, (j + r) * limit.bucketMs - now);
+      if (++slot === r) slot = 0;
     }
     return Math.max(1, (head + r) * limit.bucketMs - now);
   },
@@ -87,8 +90,10 @@ export const slidingWindow: LimitAlgorithm = {
     const r = limit.ringSize;
     const head = s[o + HEAD]!;
     // The newest non-empty bucket decides when everything has slid out.
+    let slot = slotOf(head, r);
     for (let j = head; j > head - r; j--) {
-      if (s[o + RING + slotOf(j, r)]! > 0) return (j + r) * limit.bucketMs;
+      if (s[o + RING + slot]! > 0) return (j + r) * limit.bucketMs;
+      slot = slot === 0 ? r - 1 : slot - 1;
     }
     return 0;
   },
