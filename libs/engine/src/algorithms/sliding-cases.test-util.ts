@@ -110,6 +110,18 @@ export const SLIDING_CASES: readonly SlidingCase[] = [
     ],
   },
   {
+    name: 'log: a refund larger than its instant holds takes older units, never newer ones',
+    limits: [sliding(5)],
+    steps: [
+      ['take', T0, 1, 0],
+      ['take', T0 + 100, 1, 0],
+      ['take', T0 + 200, 1, 0],
+      ['refund', T0 + 300, T0 + 100, 2],
+      ['state', T0 + 300, 1, 900],
+      ['take', T0 + 300, 5, 900],
+    ],
+  },
+  {
     name: 'log: usage past the limit is carried until the last of it leaves, then frees',
     limits: [sliding(3)],
     steps: [
@@ -249,6 +261,20 @@ export const SLIDING_CASES: readonly SlidingCase[] = [
       // Sub-buckets of 200 ms: the two count until T0+1200 now, later than T0+1100, not earlier.
       ['state', T0 + 150, 2, 1050],
       ['take', T0 + 150, 99, 1050],
+    ],
+  },
+  {
+    name: 'change: a log of pairs shrinks with its rpm, joining the closest entries',
+    limits: [tokens(100), rpm(3)],
+    steps: [
+      ['take', T0, 10, 0],
+      ['take', T0 + 100, 10, 0],
+      ['take', T0 + 200, 10, 0],
+      ['change', T0 + 300, [tokens(100), rpm(2)]],
+      ['state', T0 + 300, 30, 900],
+      ['take', T0 + 300, 80, 800],
+      ['take', T0 + 1000, 80, 100],
+      ['take', T0 + 1100, 80, 0],
     ],
   },
   {
