@@ -6,8 +6,9 @@
  *   - rate-limiter-flexible's RateLimiterRedis (consume, on its own ioredis connection).
  * Every peer gets the same loop: IN_FLIGHT calls outstanding, 10 000 keys round robin, one
  * connection. Median of 3 rounds, peers alternating round by round; Redis's own time in scripts
- * per decision (INFO commandstats) beside each. Run from sources (swc-node):
- * the work is Redis round trips, not JIT-sensitive code. BENCH_QUICK=1 shortens every run.
+ * per decision (INFO commandstats) beside each; then Redis's bytes per key of sliding windows in
+ * both regimes. Run from sources (swc-node): the work is Redis round trips, not JIT-sensitive
+ * code. BENCH_QUICK=1 shortens every run.
  */
 import { randomUUID } from 'node:crypto';
 import type { NormalisedAcquire } from '@app/contracts';
@@ -16,6 +17,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ClusterScope } from '../apps/limiter/src/cluster/cluster-scope';
 import { RedisPool } from '../apps/limiter/src/cluster/redis-pool';
+import { RedisQuotaStore } from '../apps/limiter/src/cluster/redis-quota-store';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = QUICK ? 0.5 : 3;
@@ -67,6 +69,49 @@ async function scriptMicros(redis: Redis): Promise<number> {
     micros += Number(m[1]);
   }
   return micros;
+}
+
+/** Sliding windows as Redis keeps them: an exact log beside the same window in sub-buckets. */
+const MEMORY_QUOTAS: [string, QuotaSpec['limits']][] = [
+  ['10 requests a minute (log)', [minute('rpm', 'requests', 10)]],
+  ['65 requests a minute (sub-buckets)', [minute('rpm', 'requests', 65)]],
+  ['rpm 50 + tpm (logs)', [minute('rpm', 'requests', 50), minute('tpm', 'tokens', 40_000)]],
+  ['rpm 65 + tpm (sub-buckets)', [minute('rpm', 'requests', 65), minute('tpm', 'tokens', 40_000)]],
+];
+
+function minute(name: string, unit: string, limit: number): QuotaSpec['limits'][number] {
+  return { name, unit, limit, windowMs: 60_000, algorithm: 'sliding_window' };
+}
+
+/**
+ * Bytes per key in Redis after 10 admissions a key, each at its own ms: the limits' state (field
+ * `s`, msgpack) and the whole hash (MEMORY USAGE: the state, the 10 receipts, the key).
+ */
+async function memoryPerKey(redis: Redis, run: string): Promise<void> {
+  const store = new RedisQuotaStore(redis, { timeoutMs: 30_000 });
+  const keys = Array.from({ length: QUICK ? 20 : 200 }, (_, i) => `member-${i}`);
+  console.log('');
+  console.log('Redis bytes per key after 10 admissions a key (sliding windows of a minute):');
+  console.log('');
+  console.log('| quota | state (field s) | whole key (MEMORY USAGE) |');
+  console.log('|---|---:|---:|');
+  for (const [label, limits] of MEMORY_QUOTAS) {
+    const name = `mem-${run}-${label.replace(/[^a-z0-9]+/gi, '-')}`;
+    const quota = compileQuota({ name, limits });
+    for (let i = 0; i < 10; i++) {
+      await Promise.all(keys.map((k) => store.acquire(quota, k, { requests: 1, tokens: 500 })));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    let state = 0;
+    let whole = 0;
+    for (const k of keys) {
+      const key = RedisQuotaStore.stateKey(name, k);
+      state += await redis.hstrlen(key, 's');
+      whole += Number(await redis.memory('USAGE', key));
+    }
+    console.log(`| ${label} | ${fmt(state / keys.length)} | ${fmt(whole / keys.length)} |`);
+    await redis.del(...keys.map((k) => RedisQuotaStore.stateKey(name, k)));
+  }
 }
 
 async function main(): Promise<void> {
@@ -149,6 +194,7 @@ async function main(): Promise<void> {
   console.log(
     `| rate-limiter-flexible RateLimiterRedis | ${fmt(flexibleRate)} | ${us(flexibleUs)} | ${(mine / flexibleRate).toFixed(2)}x | >= 1.5x |`,
   );
+  await memoryPerKey(raw, run);
   await Promise.all([scope.close(), raw.quit(), flexibleRedis.quit()]);
 }
 

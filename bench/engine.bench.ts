@@ -2,7 +2,8 @@
  * npm run bench:engine — single-thread decisions/s of the engine, with rate-limiter-flexible's
  * RateLimiterMemory measured in the same run on the same key sets, and bytes per active key. The LLM
  * quota (three limits) is also set against three of the peer's limiters (bench/engine/llm-peers.ts).
- * Run with --expose-gc for the memory figures. BENCH_QUICK=1 shortens every run (smoke test).
+ * Sliding windows small enough for an exact log are set against sub-buckets in the same run. Run
+ * with --expose-gc for the memory figures. BENCH_QUICK=1 shortens every run (smoke test).
  */
 import { execFileSync } from 'node:child_process';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
@@ -52,6 +53,29 @@ const limits: Record<string, LimitSpec[]> = {
   ],
 };
 
+/** The LLM quota with an rpm of `rpm` (the tokens and the day as large as above). */
+const llm = (rpm: number): LimitSpec[] =>
+  limits['rpm+tpm+rpd']!.map((l) => (l.name === 'rpm' ? { ...l, limit: rpm } : l));
+const perSecond = (limit: number): LimitSpec[] => [{ ...limits.sliding_window![0]!, limit }];
+
+/**
+ * Sliding windows small enough for the exact log (a log of requests up to 64; tokens under an
+ * rpm up to 64), each beside the same window one step above the log, kept in sub-buckets.
+ */
+const logged: [log: string, buckets: string][] = [
+  ['sliding_window, log of 64/s', 'sliding_window, sub-buckets (65/s)'],
+  ['rpm+tpm+rpd, logs (rpm 50)', 'rpm+tpm+rpd, sub-buckets (rpm 65)'],
+];
+const smallQuotas: Record<string, LimitSpec[]> = {
+  'sliding_window, log of 64/s': perSecond(64),
+  'sliding_window, sub-buckets (65/s)': perSecond(65),
+  'rpm+tpm+rpd, logs (rpm 50)': llm(50),
+  'rpm+tpm+rpd, sub-buckets (rpm 65)': llm(65),
+  'sliding_window, 10 per minute (log)': [
+    { name: 'rpm', unit: 'requests', limit: 10, windowMs: 60_000, algorithm: 'sliding_window' },
+  ],
+};
+
 /** GoCC's default: 100 requests per 1 s window; a hot key is then refused almost always. */
 const GOCC_LIMIT = 100;
 
@@ -59,7 +83,7 @@ function quota(name: string): QuotaSpec {
   if (name === 'gocc') {
     return { name: 'default', limits: [{ ...limits.fixed_window![0]!, limit: GOCC_LIMIT }] };
   }
-  return { name: 'default', limits: limits[name]! };
+  return { name: 'default', limits: limits[name] ?? smallQuotas[name]! };
 }
 
 function keySet(n: number): string[] {
@@ -225,7 +249,7 @@ async function figure(kind: string, set: string): Promise<void> {
     value = await engineRate(
       quota(kind),
       keys,
-      kind === 'rpm+tpm+rpd' ? { ...LLM_COST } : undefined,
+      kind.startsWith('rpm+tpm+rpd') ? { ...LLM_COST } : undefined,
     );
   process.stdout.write(JSON.stringify(value));
 }
@@ -265,6 +289,26 @@ function printLlmPeers(): void {
       const peer = inChild(kind, set);
       console.log(
         `| ${label} | ${SET_NAMES[set]} | ${fmt(rate)} | ${fmt(peer)} | ${(rate / peer).toFixed(2)}x |`,
+      );
+    }
+  }
+}
+
+/** Sliding windows kept as an exact log, each against the same window in sub-buckets. */
+function printLogged(): void {
+  console.log('');
+  console.log(
+    'Sliding windows exact to the ms (a log), against one step larger, in sub-buckets of 1/10 window:',
+  );
+  console.log('');
+  console.log('| quota | key set | log decisions/s | sub-buckets decisions/s | ratio |');
+  console.log('|---|---|---:|---:|---:|');
+  for (const set of ['a', 'b']) {
+    for (const [log, buckets] of logged) {
+      const rate = inChild(log, set);
+      const peer = inChild(buckets, set);
+      console.log(
+        `| ${log} | ${SET_NAMES[set]} | ${fmt(rate)} | ${fmt(peer)} | ${(rate / peer).toFixed(2)}x |`,
       );
     }
   }
@@ -336,10 +380,11 @@ function main(): void {
       `| ${SET_NAMES[set]} | ${fmt(plain)} | ${fmt(ids)} | ${(ids / plain).toFixed(2)}x |`,
     );
   }
+  printLogged();
   console.log('');
   console.log(`| quota | bytes per active key (${QUICK ? '20 000' : '200 000'} keys) |`);
   console.log('|---|---:|');
-  for (const algo of Object.keys(limits))
+  for (const algo of [...Object.keys(limits), ...Object.keys(smallQuotas)])
     console.log(`| ${algo} | ${fmt(inChild(`bytes:${algo}`, 'a'))} |`);
   console.log(`| gocc, every key its own limit | ${fmt(inChild('bytes:gocc:own', 'a'))} |`);
   console.log('');

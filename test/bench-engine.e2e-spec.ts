@@ -31,6 +31,21 @@ describe('npm run bench:engine (quick mode)', () => {
       expect(out).toMatch(new RegExp(`\\| ${algo} \\| ${number} \\|`));
     }
     expect(out).toMatch(/\| \(a\) 1 hot key \| [\d,]+ \| [\d,]+ \| [\d.]+x \|/);
+    // Sliding windows kept as a log, against the same windows in sub-buckets; bytes of both.
+    for (const quota of ['sliding_window, log of 64/s', 'rpm\\+tpm\\+rpd, logs \\(rpm 50\\)']) {
+      for (const set of ['\\(a\\) 1 hot key', '\\(b\\) 100 000 keys']) {
+        expect(out).toMatch(
+          new RegExp(`\\| ${quota} \\| ${set} \\| ${number} \\| ${number} \\| [\\d.]+x \\|`),
+        );
+      }
+    }
+    for (const quota of [
+      'sliding_window, 10 per minute \\(log\\)',
+      'rpm\\+tpm\\+rpd, logs \\(rpm 50\\)',
+      'rpm\\+tpm\\+rpd, sub-buckets \\(rpm 65\\)',
+    ]) {
+      expect(out).toMatch(new RegExp(`\\| ${quota} \\| ${number} \\|\\n`));
+    }
     // The LLM quota against what a rate-limiter-flexible user writes for three limits.
     for (const peer of [
       'one RateLimiterMemory \\(one limit\\)',

@@ -78,6 +78,27 @@ describe('cluster scope key operations (real Redis)', () => {
     },
   );
 
+  it('a sliding limit moving between sub-buckets and a log keeps each count as long as it counted', async () => {
+    const name = `${uniquePrefix()}.q`;
+    const perMinute = (limit: number) =>
+      compileQuota({ name, limits: [requests(limit, 'sliding_window')] });
+    const buckets = perMinute(100); // sub-buckets of 6 s
+    const log = perMinute(40); // a log of 40 requests
+    const first = await a.acquire(buckets, 'k', 30);
+    expect(first.allowed).toBe(true);
+    // Replica b has the new config already: the state is carried over, not started afresh.
+    const more = await b.acquire(log, 'k', 10);
+    expect(more).toMatchObject({ allowed: true, limits: [{ used: 40 }] });
+    const refused = await b.acquire(log, 'k', 1);
+    const countedUntil = (Math.floor(first.now / 6000) + 11) * 6000;
+    expect(refused).toMatchObject({ allowed: false, code: 'RATE_LIMITED' });
+    expect(refused.retryAfterMs).toBe(countedUntil - refused.now);
+    // And back: the log's entries (the later ones dated no earlier than those carried over) go
+    // to the sub-bucket that counts them as long.
+    const back = await a.stats(buckets, 'k');
+    expect(back.limits).toEqual([{ used: 40, resetMs: countedUntil - back.now }]);
+  });
+
   it('a client requestId gets its first answer again, charged once, on any replica', async () => {
     const q = quota([requests(1)]);
     const first = await a.acquire(q, 'k', undefined, 'req-1');

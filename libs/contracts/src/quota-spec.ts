@@ -26,7 +26,7 @@ export interface LimitSpec {
   /** Windows of whole days that reset at midnight in `timezone` (IANA, default UTC). */
   readonly align?: 'calendar';
   readonly timezone?: string;
-  /** sliding_window only: sub-buckets per window, 1..120 (default 10). */
+  /** sliding_window only: sub-buckets per window, 1..120 (default 10), of a limit too large to log. */
   readonly precision?: number;
 }
 

@@ -294,11 +294,41 @@ describe('restoreStoredKey', () => {
     expect(none.restoreStoredKey(layout, 'u', new Float64Array(6), 0, [], T0)).toBe(false);
   });
 
+  it('stores which sliding windows keep a log, and reads rows stored before logs as sub-buckets', () => {
+    // 7 a minute: a log of 7 units is 13 numbers, as 10 sub-buckets of 6 s are (2 + 11).
+    const c: QuotaSpec = { name: 'c', limits: [limit(7, MINUTE, 'sliding_window')] };
+    const a = new Engine([c]);
+    acquire(a, 'u', T0, 'c');
+    const { slices } = collectAll(a, T0);
+    expect(slices[0]!.quotas[0]!.limits).toEqual([
+      { ...c.limits[0], log: { size: 7, units: true } },
+    ]);
+    expect(slices[0]!.quotas[0]!.stride).toBe(3 + 13);
+
+    // A row written before logs: the same limits without the mark, three requests in the
+    // sub-bucket of T0..T0+6 s, which counted them until T0 + 66 s.
+    const head = T0 / 6000;
+    const row = new Float64Array(16);
+    row.set([T0, 3, 0, head, 3]);
+    row[5 + (head % 11)] = 3;
+    const b = new Engine([c]);
+    const layout = b.storedLayout('c', c.limits, 16);
+    expect(b.restoreStoredKey(layout, 'u', row, 0, [], T0 + 10)).toBe(true);
+    expect(b.stats({ key: 'u', quota: 'c' }, T0 + 10)).toMatchObject({
+      value: { limits: [{ used: 3 }] },
+    });
+    for (let i = 0; i < 4; i++) expect(acquire(b, 'u', T0 + 10, 'c').code).toBe('OK');
+    expect(acquire(b, 'u', T0 + 10, 'c').retryAfterMs).toBe(66_000 - 10);
+    expect(acquire(b, 'u', T0 + 66_000, 'c').code).toBe('OK');
+  });
+
   it('refuses a layout whose rows do not fit its limits', () => {
     const e = new Engine([perMinute]);
     expect(() => e.storedLayout('pm', perMinute.limits, 7)).toThrow(/do not match/);
     expect(() => e.storedLayout('pm', [{ ...perMinute.limits[0]!, windowMs: 0 }], 6)).toThrow(
       /stored layout of pm/,
     );
+    const log = { ...sliding.limits[0]!, log: { size: 65, units: true } };
+    expect(() => e.storedLayout('sl', [log], 3 + 6 + 65)).toThrow(/limits\[0\]\.log/);
   });
 });

@@ -1,9 +1,13 @@
 import { SnapshotError } from './errors';
 import type { CompiledLimit } from './algorithms';
-import { compileQuota, type CompiledQuota } from './quota/compile';
+import {
+  compileStoredQuota,
+  storedLimits,
+  type CompiledQuota,
+  type StoredLimitSpec,
+} from './quota/compile';
 import { rowIdleAt } from './shard/idle';
 import type { Shard, TableState } from './shard/shard';
-import type { LimitSpec } from './types';
 
 /**
  * Per-key persistence without a second copy of the keys: every row carries a "changed since its
@@ -32,8 +36,8 @@ export interface StoredLease {
 /** A quota as its collected rows are laid out. */
 export interface ChangedQuota {
   readonly name: string;
-  /** The enforced limits, in row order (what `storedLayout` takes back). */
-  readonly limits: readonly LimitSpec[];
+  /** The enforced limits, in row order (what `storedLayout` takes back; sliding logs marked). */
+  readonly limits: readonly StoredLimitSpec[];
   readonly stride: number;
 }
 
@@ -81,7 +85,7 @@ class Collector {
       this.indexOf.set(q, index);
       this.quotas.push({
         name: q.name,
-        limits: q.spec.limits.filter((l) => l.limit > 0),
+        limits: storedLimits(q),
         stride: q.stride,
       });
     }
@@ -204,10 +208,10 @@ export class StoredLayout {
   ) {}
 
   /** Throws SnapshotError when the limits do not compile to `stride` numbers a row. */
-  static of(quota: string, limits: readonly LimitSpec[], stride: number): StoredLayout {
+  static of(quota: string, limits: readonly StoredLimitSpec[], stride: number): StoredLayout {
     let compiled: CompiledQuota;
     try {
-      compiled = compileQuota({ name: quota, limits });
+      compiled = compileStoredQuota(quota, limits);
     } catch (error) {
       throw new SnapshotError(`stored layout of ${quota}: ${String(error)}`);
     }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  compileQuota,
   Engine,
   PendingAcquire,
   type AcquireInput,
@@ -121,12 +122,13 @@ function acquireOpArb(
   keys: number,
   wait: fc.Arbitrary<boolean>,
   dt: fc.Arbitrary<number>,
+  minRequests = 0,
 ): fc.Arbitrary<AcquireOp> {
   return fc.record({
     kind: fc.constant('acquire' as const),
     dt,
     key: fc.integer({ min: 0, max: keys - 1 }),
-    requests: fc.integer({ min: 0, max: 5 }),
+    requests: fc.integer({ min: minRequests, max: 5 }),
     tokens: fc.integer({ min: 0, max: 5 }),
     wait,
     advance: mostly(4),
@@ -140,9 +142,16 @@ function opsArb(options: {
   cancel: boolean;
   max: number;
   dt?: fc.Arbitrary<number>;
+  /** Every acquire costs at least this many requests. */
+  minRequests?: number;
 }) {
   const dt = options.dt ?? dtArb;
-  const acquire = acquireOpArb(options.keys, options.wait ? fc.boolean() : fc.constant(false), dt);
+  const acquire = acquireOpArb(
+    options.keys,
+    options.wait ? fc.boolean() : fc.constant(false),
+    dt,
+    options.minRequests,
+  );
   const pick = (kind: 'release' | 'cancel') =>
     fc.record({ kind: fc.constant(kind), dt, pick: fc.nat() }) as fc.Arbitrary<Op>;
   const arbs: fc.Arbitrary<Op>[] = [acquire, acquire, acquire];
@@ -332,6 +341,39 @@ function byKey(admissions: readonly Admission[]): Admission[][] {
   return [...groups.values()];
 }
 
+/**
+ * What an exact sliding window counts at `now`: the cost admitted in (now - windowMs, now] that
+ * was not released by then (a release after the cost left gives nothing back, and needs none).
+ */
+function countedAt(
+  limit: LimitSpec,
+  sim: Simulation,
+  key: string,
+  now: number,
+): { counted: number; admissions: string } {
+  const released = new Set(
+    sim.releases.filter((r) => r.at <= now).map((r) => r.admission.requestId),
+  );
+  const live = sim.admissions.filter(
+    (a) =>
+      a.key === key &&
+      a.at <= now &&
+      a.at + limit.windowMs > now &&
+      !released.has(a.requestId) &&
+      costIn(a, limit.unit) > 0,
+  );
+  return {
+    counted: live.reduce((n, a) => n + costIn(a, limit.unit), 0),
+    admissions: live.map((a) => `${costIn(a, limit.unit)}@${a.at - T0}`).join(' '),
+  };
+}
+
+/** The limits of `quota` that keep an exact log (compile.ts decides). */
+function loggedLimits(quota: QuotaSpec): LimitSpec[] {
+  const compiled = compileQuota(quota).limits;
+  return quota.limits.filter((l) => compiled.find((c) => c.name === l.name)?.logSize);
+}
+
 function stats(engine: Engine, key: string, now: number): KeyStats {
   const out = engine.stats({ key, quota: 'q' }, now);
   if (!out.ok) throw new Error(out.reason);
@@ -356,6 +398,99 @@ describe('Engine properties', () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+
+  it('sliding_window as a log counts exactly the cost of the last windowMs, not one ms more', () => {
+    let logged = 0;
+    fc.assert(
+      fc.property(
+        quotaArb({ algorithm: 'sliding_window', queue: true }),
+        // Every request costs a request: a log of (instant, cost) under an rpm then never fills.
+        opsArb({ keys: 2, wait: true, release: true, cancel: true, max: 40, minRequests: 1 }),
+        (quota, ops) => {
+          const limits = loggedLimits(quota);
+          if (limits.length > 0) logged++;
+          const sim = new Simulation(new Engine([quota], { shards: 2 }));
+          for (const op of ops) {
+            sim.run([op]);
+            for (const key of ['k0', 'k1']) {
+              const held = stats(sim.engine, key, sim.now).limits;
+              for (const limit of limits) {
+                const { counted, admissions } = countedAt(limit, sim, key, sim.now);
+                const used = held.find((l) => l.name === limit.name)?.used ?? 0;
+                expect({ at: sim.now - T0, limit: limit.name, used, admissions }).toEqual({
+                  at: sim.now - T0,
+                  limit: limit.name,
+                  used: counted,
+                  admissions,
+                });
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect(logged).toBeGreaterThan(500);
+  });
+
+  it('a sliding limit changing regime or precision over its window never frees capacity', () => {
+    // Limits on both sides of the log's 64: a change moves a key between sub-buckets and a log.
+    const size = fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 65, max: 70 }));
+    const version = fc.record({
+      requests: size,
+      tokens: fc.option(fc.integer({ min: 1, max: 80 }), { nil: undefined }),
+      precision: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(
+        fc.constantFrom(7, 250, 1000),
+        version,
+        version,
+        opsArb({ keys: 2, wait: false, release: false, cancel: false, max: 40 }),
+        opsArb({ keys: 2, wait: false, release: false, cancel: false, max: 40 }),
+        (windowMs, before, after, ops, later) => {
+          const spec = (v: typeof before): QuotaSpec => {
+            const l = (name: string, unit: string, limit: number): LimitSpec => ({
+              name,
+              unit,
+              limit,
+              windowMs,
+              algorithm: 'sliding_window',
+              ...(v.precision === undefined ? {} : { precision: v.precision }),
+            });
+            return {
+              name: 'q',
+              limits: [
+                l('rps', 'requests', v.requests),
+                ...(v.tokens === undefined ? [] : [l('tps', 'tokens', v.tokens)]),
+              ],
+            };
+          };
+          const sim = new Simulation(new Engine([spec(before)], { shards: 2 })).run(ops);
+          const q = spec(after);
+          sim.engine.setQuotas([q], sim.now);
+          const changed = sim.seq;
+          sim.run(later);
+          // Every admission after the change fits the new limit with all that the window holds,
+          // admitted before the change or after it (a limit new in the change starts empty).
+          const kept = q.limits.filter((l) => spec(before).limits.some((b) => b.name === l.name));
+          for (const admissions of byKey(sim.admissions)) {
+            for (const limit of kept) {
+              const list = admissions.filter((a) => costIn(a, limit.unit) > 0);
+              for (const b of list.filter((a) => a.seq >= changed)) {
+                const inWindow = list.filter((a) => a.at > b.at - windowMs && a.at <= b.at);
+                const sum = inWindow.reduce((n, a) => n + costIn(a, limit.unit), 0);
+                if (sum > limit.limit) {
+                  throw new Error(`${limit.name} at ${b.at - T0}: ${sum} > ${limit.limit}`);
+                }
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 
@@ -467,7 +602,11 @@ describe('Engine properties', () => {
     );
   });
 
-  it('retryAfterMs is honest: refused at t + r - 1, admitted at t + r', () => {
+  it.each([
+    ['any algorithm', undefined],
+    // Mostly logs (limits of 1..8): exact, so the instant the oldest needed cost leaves.
+    ['sliding_window', 'sliding_window' as const],
+  ])('retryAfterMs is honest (%s): refused at t + r - 1, admitted at t + r', (_name, algorithm) => {
     const historyArb = fc.array(
       fc.record({
         dt: shortDtArb,
@@ -480,7 +619,7 @@ describe('Engine properties', () => {
     let runs = 0;
     fc.assert(
       fc.property(
-        quotaArb(),
+        quotaArb({ algorithm }),
         historyArb,
         fc.integer({ min: 0, max: 2999 }),
         fc.record({

@@ -883,6 +883,26 @@ describe('Engine', () => {
       expect(decision(engine.acquire({ key: 'k', cost: 1 }, T0)).allowed).toBe(false);
     });
 
+    it('moves a key from sub-buckets to logs counting each cost as long as its bucket did', () => {
+      const llm = (rpm: number): QuotaSpec => ({
+        name: 'llm',
+        limits: [
+          limit('rpm', rpm, MINUTE, 'sliding_window'),
+          limit('tpm', 1000, MINUTE, 'sliding_window', 'tokens'),
+        ],
+      });
+      const engine = new Engine([llm(100)]);
+      const cost = (tokens: number) => ({ key: 'k', quota: 'llm', cost: { requests: 1, tokens } });
+      // Sub-buckets of 6 s: the admission at T0 + 1 s counts until T0 + 66 s.
+      decision(engine.acquire(cost(900), T0 + 1000));
+      engine.setQuotas([llm(50)], T0 + 2000); // an rpm of 50: logs for rpm and tpm
+      expect(used(engine, 'k', 'llm', T0 + 2000)).toEqual({ rpm: 1, tpm: 900 });
+      expect(decision(engine.acquire(cost(101), T0 + 2000)).retryAfterMs).toBe(64_000);
+      expect(decision(engine.acquire(cost(1000), T0 + 66_000)).allowed).toBe(true);
+      // From here on, to the ms.
+      expect(decision(engine.acquire(cost(1), T0 + 66_001)).retryAfterMs).toBe(59_999);
+    });
+
     it('admits waiters when a limit is raised', () => {
       const withQueue = { queue: { maxSize: 5, maxWaitMs: 5000 } };
       const engine = new Engine([q(1, 'fixed_window', withQueue)]);
@@ -1016,6 +1036,59 @@ describe('Engine', () => {
       expect(
         decision(b.acquire({ key: 'u1', quota: 'llm', cost: { tokens: 300 } }, now)).code,
       ).toBe('OK');
+    });
+
+    it('marks the sliding windows that keep a log; a snapshot from before logs reads as sub-buckets', () => {
+      const a = new Engine(quotas);
+      decision(a.acquire({ key: 'u', quota: 'llm', cost: { tokens: 600 } }, T0 + 7000));
+      const taken = roundTrip(a, T0 + 7000);
+      // rpm is a fixed window; tpm is alone over its minute: sub-buckets, unmarked.
+      expect(taken.quotas[0]!.limits.map((l) => l.log)).toEqual([undefined, undefined]);
+      const logged: QuotaSpec = {
+        name: 'llm',
+        limits: [
+          limit('rpm', 10, MINUTE, 'sliding_window'),
+          limit('tpm', 1000, MINUTE, 'sliding_window', 'tokens'),
+        ],
+      };
+      const b = new Engine([logged]);
+      decision(b.acquire({ key: 'u', quota: 'llm', cost: { tokens: 600 } }, T0 + 7000));
+      expect(roundTrip(b, T0 + 7000).quotas[0]!.limits.map((l) => l.log)).toEqual([
+        { size: 10, units: true },
+        { size: 10, units: false },
+      ]);
+      // The same limits, taken before logs: 600 tokens in the sub-bucket of T0+6..12 s, which
+      // counted them until T0 + 72 s; a log now counts them exactly as long.
+      const head = Math.floor((T0 + 7000) / 6000);
+      const row = [
+        T0,
+        1,
+        0,
+        head,
+        1,
+        ...Array<number>(11).fill(0),
+        head,
+        600,
+        ...Array(11).fill(0),
+      ];
+      row[5 + (head % 11)] = 1;
+      row[5 + 13 + (head % 11)] = 600;
+      const c = new Engine([logged]);
+      c.restore(
+        {
+          version: 2,
+          takenAt: T0 + 7000,
+          quotas: [
+            { name: 'llm', limits: logged.limits, stride: 29, keys: ['u'], rows: row, leases: [] },
+          ],
+        },
+        T0 + 7000,
+      );
+      expect(used(c, 'u', 'llm', T0 + 7000)).toEqual({ rpm: 1, tpm: 600 });
+      const refused = decision(
+        c.acquire({ key: 'u', quota: 'llm', cost: { tokens: 401 } }, T0 + 8000),
+      );
+      expect(refused).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 72_000 - 8000 });
     });
 
     it('matches limits by name when the limits changed in between', () => {

@@ -10,7 +10,7 @@ import {
 import { fnv1a } from './hash/fnv1a';
 import { listHeldKeys, type HeldKey, type KeyListCursor } from './key-listing';
 import { costProblem } from './quota/cost';
-import { compileQuota, type CompiledQuota } from './quota/compile';
+import { compileQuota, type CompiledQuota, type StoredLimitSpec } from './quota/compile';
 import { QuotaResolver } from './quota/resolver';
 import { InvalidQuotaError } from './errors';
 import { refusal } from './shard/decision';
@@ -24,7 +24,6 @@ import type {
   KeyLimitsInput,
   KeyLimitsView,
   KeyStats,
-  LimitSpec,
   QuotaSpec,
   ReleaseInput,
   StatsInput,
@@ -441,7 +440,7 @@ export class Engine {
   }
 
   /** Compiles the limits stored rows were laid out by (SnapshotError if they do not fit). */
-  storedLayout(quota: string, limits: readonly LimitSpec[], stride: number): StoredLayout {
+  storedLayout(quota: string, limits: readonly StoredLimitSpec[], stride: number): StoredLayout {
     return StoredLayout.of(quota, limits, stride);
   }
 

@@ -136,6 +136,20 @@ describe('a key’s own limit (GoCC client overrides)', () => {
     },
   );
 
+  it('lowers a sliding window in sub-buckets (a limit above 64) below 64, keeping sub-buckets', () => {
+    const engine = engineOf(gocc(100, 'sliding_window'));
+    const steps: Step[] = [
+      ...takes(0, 2),
+      [10, { limit: 3 }, 'set'],
+      [20, 'take', 'OK'],
+      [30, 'take', 'RATE_LIMITED'],
+      [40, { limit: 100 }, 'set'],
+      ...takes(50, 97),
+    ];
+    expect(play(engine, 'k', steps)).toEqual(steps.map(([, , expected]) => expected));
+    expect(engine.acquire({ key: 'k' }, T0 + 200)).toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
   it('changes one key only', () => {
     const engine = engineOf(gocc(5));
     play(engine, 'a', [[0, { limit: 1 }, 'set'], ...takes(1, 1)]);
@@ -243,6 +257,33 @@ describe('a key’s own limit (GoCC client overrides)', () => {
 
     expect(set).toMatchObject({ ok: false, code: 'INVALID_REQUEST' });
     expect(set.ok ? '' : set.reason).toMatch(/^limit: .*has no enforced limit to change/);
+  });
+
+  it('lowers a sliding window kept as a log, exact to the ms; refuses a limit above the log’s size', () => {
+    // A limit of 5 requests is kept as a log of 5 (exact to the ms); the key's own 3, then 8.
+    const engine = engineOf(gocc(5, 'sliding_window'));
+    const steps: Step[] = [
+      [0, 'take', 'OK'],
+      [1, { limit: 3 }, 'set'],
+      ...takes(2, 2),
+      [4, 'take', 'RATE_LIMITED'],
+      [500, { limit: 5 }, 'set'],
+      ...takes(501, 2),
+      [503, 'take', 'RATE_LIMITED'],
+      // Exact: the take at 0 leaves the window at 1000, not a sub-bucket later.
+      [999, 'take', 'RATE_LIMITED'],
+      [1_000, 'take', 'OK'],
+      [1_001, 'take', 'RATE_LIMITED'],
+    ];
+    expect(play(engine, 'k', steps)).toEqual(steps.map(([, , expected]) => expected));
+    // A log of 5 cannot count 8: refused, the key's numbers and counts unchanged.
+    const above = engine.setKeyLimits({ key: 'k', limit: 8 }, T0 + 1_001);
+    expect(above).toMatchObject({ ok: false, code: 'INVALID_REQUEST' });
+    expect(above.ok ? '' : above.reason).toMatch(/^limit: .*must be at most 5/);
+    expect(engine.stats({ key: 'k' }, T0 + 1_001)).toMatchObject({
+      ok: true,
+      value: { limits: [{ limit: 5, used: 5, remaining: 0 }] },
+    });
   });
 
   it('keeps each key’s own limits with its row when the table compacts around them', () => {

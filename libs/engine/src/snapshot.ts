@@ -1,7 +1,11 @@
 import { SnapshotError } from './errors';
-import { compileQuota, type CompiledQuota } from './quota/compile';
+import {
+  compileStoredQuota,
+  storedLimits,
+  type CompiledQuota,
+  type StoredLimitSpec,
+} from './quota/compile';
 import type { Shard, TableState } from './shard/shard';
-import type { LimitSpec } from './types';
 
 export interface LeaseSnapshot {
   readonly key: string;
@@ -12,8 +16,8 @@ export interface LeaseSnapshot {
 
 export interface QuotaSnapshot {
   readonly name: string;
-  /** The enforced limits when the snapshot was taken, in row order. */
-  readonly limits: readonly LimitSpec[];
+  /** The enforced limits when the snapshot was taken, in row order (sliding logs marked). */
+  readonly limits: readonly StoredLimitSpec[];
   readonly stride: number;
   readonly keys: readonly string[];
   /** keys.length rows of `stride` numbers, one after the other. */
@@ -58,7 +62,7 @@ export function snapshotOf(
       }
       return {
         name: quota.name,
-        limits: quota.spec.limits.filter((l) => l.limit > 0),
+        limits: storedLimits(quota),
         stride: quota.stride,
         keys,
         rows,
@@ -81,7 +85,7 @@ export function restoreInto(
   for (const qs of quotas as readonly QuotaSnapshot[]) {
     const q = findQuota(qs.name);
     if (q === undefined) continue;
-    const from = compileQuota({ name: qs.name, limits: qs.limits });
+    const from = compileStoredQuota(qs.name, qs.limits);
     if (from.stride !== qs.stride || qs.rows.length !== qs.keys.length * qs.stride) {
       throw new SnapshotError(`snapshot: quota ${qs.name} has rows that do not match its limits`);
     }

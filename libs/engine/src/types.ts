@@ -18,7 +18,10 @@ export interface LimitSpec {
   /** `calendar`: windows of whole days reset at midnight in `timezone` (IANA, default UTC). */
   readonly align?: 'calendar';
   readonly timezone?: string;
-  /** sliding_window only: sub-buckets per window (1..120, default 10); more is finer and costs 8 bytes each. */
+  /**
+   * sliding_window only: sub-buckets per window (1..120, default 10) of a limit too large for an
+   * exact log (compile.ts); more is finer and costs 8 bytes each.
+   */
   readonly precision?: number;
 }
 

@@ -1,6 +1,6 @@
 import { costFor, fnv1a, type Cost } from '@app/engine';
 import type { Cluster, Redis } from 'ioredis';
-import { ALGORITHM_NAMES, driverScript } from './cluster-script';
+import { ALGORITHM_NAMES, driverScript, scriptAlgorithm } from './cluster-script';
 import { ClusterCircuits, standaloneCircuits, type NodeCircuits } from './node-circuits';
 import {
   STORE_TIMEOUT_MS,
@@ -29,6 +29,9 @@ export interface ClusterLimit {
   readonly windowMs: number;
   readonly bucketMs: number;
   readonly ringSize: number;
+  /** A sliding_window kept as an exact log: its entries (0: none) and whether each is one unit. */
+  readonly logSize: number;
+  readonly logUnits: boolean;
   /** Same layout, same state meaning: the hash field the limit's state lives under. */
   readonly layoutKey: string;
   /** Calendar-aligned windows: where the window around an instant starts and ends. */
@@ -361,7 +364,7 @@ export class RedisQuotaStore {
     let validUntil = Infinity;
     const header: (string | number)[] = [quota.limits.length];
     for (const l of quota.limits) {
-      header.push(`${l.name}|${l.layoutKey}`, l.algorithm, l.limit, l.windowMs);
+      header.push(`${l.name}|${l.layoutKey}`, scriptAlgorithm(l), l.limit, l.windowMs);
       header.push(l.bucketMs, l.ringSize, l.capacity);
       if (l.calendar === undefined) {
         header.push('');
@@ -369,6 +372,7 @@ export class RedisQuotaStore {
         header.push(calendarBounds(l.calendar, now).join(','));
         validUntil = now + DAY_MS;
       }
+      header.push(l.logSize, l.logUnits ? 1 : 0);
     }
     header.push(quota.concurrency?.max ?? 0, quota.concurrency?.leaseTtlMs ?? 0);
     header.push(RECEIPTS_PER_KEY, this.memoTtlMs);

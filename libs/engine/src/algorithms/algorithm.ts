@@ -18,9 +18,13 @@ export interface CompiledLimit {
   readonly offset: number;
   /** fixed_window with `align: calendar`. */
   readonly calendar: CalendarWindows | undefined;
-  /** sliding_window: sub-bucket length and ring size. */
+  /** sliding_window in sub-buckets: sub-bucket length and ring size. */
   readonly bucketMs: number;
   readonly ringSize: number;
+  /** sliding_window as an exact log: entries it holds (0: sub-buckets, or another algorithm). */
+  readonly logSize: number;
+  /** Each log entry is one unit of cost (a limit of requests), else an (instant, cost) pair. */
+  readonly logUnits: boolean;
   /** Equal keys mean the same state layout and meaning, so state can be copied verbatim. */
   readonly layoutKey: string;
 }
@@ -50,4 +54,24 @@ export interface LimitAlgorithm {
   windowStart(s: Float64Array, o: number, limit: CompiledLimit, now: number): number;
   /** Instant from which the state holds no information (equals a fresh state). */
   idleAt(s: Float64Array, o: number, limit: CompiledLimit): number;
+  /**
+   * A limit changing layout over the same window (another precision, or between sub-buckets and
+   * a log) moves what still counts with these two: `counted` tells each cost (synced) with the
+   * instant it stops counting, in that order, and `chargeUntil` charges a cost so that it counts
+   * until that instant at least. Without them, the used amount is charged at `now`.
+   */
+  readonly counted?: (
+    s: Float64Array,
+    o: number,
+    limit: CompiledLimit,
+    visit: (until: number, cost: number) => void,
+  ) => void;
+  readonly chargeUntil?: (
+    s: Float64Array,
+    o: number,
+    limit: CompiledLimit,
+    now: number,
+    cost: number,
+    until: number,
+  ) => void;
 }

@@ -1,16 +1,22 @@
 import type { CompiledLimit, LimitAlgorithm } from './algorithm';
 
-// Row: [headBucket, total, ring of `ringSize` sub-bucket counts]. Time is cut into sub-buckets of
-// bucketMs = ceil(windowMs / precision); a decision at bucket K counts buckets K-ringSize+1..K,
-// which cover every instant of (now - windowMs, now]. Counting the oldest sub-bucket whole is
-// what makes the guarantee exact: in ANY interval of windowMs, admitted cost <= limit. The price is
-// at most one sub-bucket (windowMs / precision) of extra waiting, never an over-admission.
+// The sub-bucket regime of sliding_window, for limits too large for an exact log (sliding-log.ts;
+// compile.ts decides). Row: [headBucket, total, ring of `ringSize` sub-bucket counts]. Time is cut
+// into sub-buckets of bucketMs = ceil(windowMs / precision); a decision at bucket K counts buckets
+// K-ringSize+1..K, which cover every instant of (now - windowMs, now]. Counting the oldest
+// sub-bucket whole is what makes the guarantee exact: in ANY interval of windowMs, admitted cost
+// <= limit. The price is at most one sub-bucket (windowMs / precision) of extra waiting, never an
+// over-admission.
 const HEAD = 0;
 const TOTAL = 1;
 const RING = 2;
 
 function bucketOf(limit: CompiledLimit, t: number): number {
   return Math.floor(t / limit.bucketMs);
+}
+
+function slotOf(j: number, r: number): number {
+  return ((j % r) + r) % r;
 }
 
 export const slidingWindow: LimitAlgorithm = {
@@ -60,10 +66,13 @@ export const slidingWindow: LimitAlgorithm = {
     const r = limit.ringSize;
     const head = s[o + HEAD]!;
     let freed = 0;
+    // One modulo, not one per bucket: bucket numbers are beyond 2^31, where `%` is slow.
+    let slot = slotOf(head + 1, r);
     for (let j = head - r + 1; j <= head; j++) {
-      freed += s[o + RING + (((j % r) + r) % r)]!;
+      freed += s[o + RING + slot]!;
       // Bucket j stops counting once the head reaches j + r.
       if (freed >= need) return Math.max(1, (j + r) * limit.bucketMs - now);
+      if (++slot === r) slot = 0;
     }
     return Math.max(1, (head + r) * limit.bucketMs - now);
   },
@@ -81,9 +90,32 @@ export const slidingWindow: LimitAlgorithm = {
     const r = limit.ringSize;
     const head = s[o + HEAD]!;
     // The newest non-empty bucket decides when everything has slid out.
+    let slot = slotOf(head, r);
     for (let j = head; j > head - r; j--) {
-      if (s[o + RING + (((j % r) + r) % r)]! > 0) return (j + r) * limit.bucketMs;
+      if (s[o + RING + slot]! > 0) return (j + r) * limit.bucketMs;
+      slot = slot === 0 ? r - 1 : slot - 1;
     }
     return 0;
+  },
+
+  counted(s, o, limit, visit) {
+    const r = limit.ringSize;
+    const head = s[o + HEAD]!;
+    for (let j = head - r + 1; j <= head; j++) {
+      const cost = s[o + RING + slotOf(j, r)]!;
+      if (cost > 0) visit((j + r) * limit.bucketMs, cost);
+    }
+  },
+
+  chargeUntil(s, o, limit, _now, cost, until) {
+    const r = limit.ringSize;
+    const head = s[o + HEAD]!;
+    // The first bucket that counts until `until`; a later one than the head cannot be written
+    // (from a log dated ahead of the clock): the head counts longest.
+    const k = Math.min(head, Math.ceil(until / limit.bucketMs) - r);
+    if (k <= head - r || cost <= 0) return;
+    const at = o + RING + slotOf(k, r);
+    s[at] = s[at]! + cost;
+    s[o + TOTAL] = s[o + TOTAL]! + cost;
   },
 };

@@ -42,11 +42,36 @@ export function keyQuota(
   const id = `${limit ?? ''}/${queueSize ?? ''}`;
   const known = shared.get(id);
   if (known !== undefined) return known;
-  const derived = compileQuota(withNumbers(base.name, base.spec, limit, queueSize));
+  const derived = inLayoutOf(
+    base,
+    compileQuota(withNumbers(base.name, base.spec, limit, queueSize)),
+  );
   derived.table = base.table;
   if (shared.size >= SHARED_PER_TABLE) shared.clear();
   shared.set(id, derived);
   return derived;
+}
+
+/**
+ * The key's row stays in its quota's layout, so its numbers change what a limit admits, never how
+ * its state is kept. Sub-buckets do not depend on the limit. A sliding window exact to the ms keeps
+ * a log its quota's limit sized: a key's own limit may lower it, but a log cannot count more
+ * admissions than it holds, so a higher one is refused (InvalidQuotaError).
+ */
+function inLayoutOf(base: CompiledQuota, derived: CompiledQuota): CompiledQuota {
+  const limits = derived.limits.map((own, i) => {
+    const kept = base.limits[i]!;
+    if (own.layoutKey === kept.layoutKey) return own;
+    if (kept.logSize > 0 && kept.logUnits && own.limit > kept.logSize) {
+      throw new InvalidQuotaError(
+        base.name,
+        `limits[${i}].limit`,
+        `must be at most ${kept.logSize}: the quota's sliding window is exact to the ms, a log of ${kept.logSize} requests; change the quota instead`,
+      );
+    }
+    return { ...kept, limit: own.limit, capacity: own.capacity };
+  });
+  return { ...derived, limits, stride: base.stride };
 }
 
 function withNumbers(

@@ -4,8 +4,10 @@ import { ROW_HEADER } from '../quota/compile';
 /**
  * Moves one key's state from an old layout of limits to a new one (a live quota change or a
  * snapshot taken under another config). Limits are matched by name. Same layout: the state is
- * copied as it is, so counts survive and a lowered limit binds at once. Another algorithm or
- * window: the used amount is carried over as a charge at `now`, which never admits more.
+ * copied as it is, so counts survive and a lowered limit binds at once. Another layout of the same
+ * window that both algorithms can read and write by instant (sliding windows: another precision,
+ * sub-buckets and a log): each cost keeps counting until at least when it did. Any other change:
+ * the used amount is carried over as a charge at `now`. None of them ever admits more.
  */
 export function convertRow(
   from: readonly CompiledLimit[],
@@ -32,9 +34,14 @@ export function convertRow(
       }
     } else {
       old.impl.sync(src, so, old, now);
-      const used = old.impl.used(src, so, old);
       l.impl.sync(dst, dO, l, now);
-      if (used > 0) l.impl.charge(dst, dO, l, now, used);
+      const { chargeUntil } = l.impl;
+      if (old.impl.counted && chargeUntil && old.windowMs === l.windowMs) {
+        old.impl.counted(src, so, old, (until, cost) => chargeUntil(dst, dO, l, now, cost, until));
+      } else {
+        const used = old.impl.used(src, so, old);
+        if (used > 0) l.impl.charge(dst, dO, l, now, used);
+      }
     }
   }
 }

@@ -6,13 +6,15 @@
 -- KEYS[j]: the (quota, key) of request j, a hash:
 --   s        msgpack array: next admission sequence, stats window, approved, denied, until when
 --            answers are remembered, leases {{id, expiresAt, requestId}...}, the limits' layouts
---            (joined by newlines), then each limit's state (a limit whose layout changed starts
---            fresh)
+--            (joined by newlines), then each limit's state (a limit whose layout changed is
+--            carried over by adopt.lua, or starts fresh)
 --   r<slot>  receipt ring (slot = seq % RECEIPTS): {seq, chargedAt, requestId, live, cost per limit}
 --   i<id>    a client requestId's first answer: {seq, at, reply}
--- ARGV: n limits; 8 per limit: field, algorithm, limit, windowMs, bucketMs, ringSize, capacity,
---   calendar boundaries ('' or comma list); concurrency max (0: none), leaseTtlMs, RECEIPTS,
---   MEMO_MS; then 3 + n per request: op, requestId ('' none), leaseId, n costs.
+-- ARGV: n limits; 10 per limit: field (name|layoutKey), algorithm (its implementation: a
+--   sliding_window that keeps a log is sliding_log), limit, windowMs, bucketMs, ringSize,
+--   capacity, calendar boundaries ('' or comma list), logSize, logUnits (1 or 0); concurrency max
+--   (0: none), leaseTtlMs, RECEIPTS, MEMO_MS; then 3 + n per request: op, requestId ('' none),
+--   leaseId, n costs.
 -- op: acquire | wait (an acquire whose refusal is not final: not remembered) | decide (dry run) |
 --   release | usage | stats | reset.
 -- Reply, one array per request: {code (0 OK, 1 RATE_LIMITED, 2 CONCURRENCY_LIMITED; release and
@@ -22,8 +24,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = tonumber(ARGV[1])
 local limits, fields = {}, {}
+local PER_LIMIT = 10
 for i = 1, n do
-  local b = 1 + (i - 1) * 8
+  local b = 1 + (i - 1) * PER_LIMIT
   local impl = ALGORITHMS[ARGV[b + 2]]
   if impl == nil then return redis.error_reply('unknown algorithm ' .. ARGV[b + 2]) end
   local calendar = nil
@@ -40,9 +43,11 @@ for i = 1, n do
     ringSize = tonumber(ARGV[b + 6]),
     capacity = tonumber(ARGV[b + 7]),
     calendar = calendar,
+    logSize = tonumber(ARGV[b + 9]),
+    logUnits = ARGV[b + 10] == '1',
   }
 end
-local h = 1 + n * 8
+local h = 1 + n * PER_LIMIT
 local MAX_LEASES, LEASE_MS = tonumber(ARGV[h + 1]), tonumber(ARGV[h + 2])
 local RECEIPTS, MEMO_MS = tonumber(ARGV[h + 3]), tonumber(ARGV[h + 4])
 local FIRST, WIDTH = h + 5, 3 + n
@@ -63,12 +68,22 @@ local function state(k)
     if saved[7] == LAYOUTS then
       for i = 1, n do states[i] = saved[7 + i] end
     else
+      -- Limits are matched by name; one whose layout changed is adopted, or starts fresh.
       local old, j = {}, 0
       for f in string.gmatch(saved[7], '[^\n]+') do
         j = j + 1
-        old[f] = saved[7 + j]
+        local name, layout = string.match(f, '^(.-)|(.*)$')
+        old[name] = { layout = layout, state = saved[7 + j] }
       end
-      for i = 1, n do states[i] = old[fields[i]] end
+      for i = 1, n do
+        local name, layout = string.match(fields[i], '^(.-)|(.*)$')
+        local was = old[name]
+        if was and was.layout == layout then
+          states[i] = was.state
+        elseif was then
+          states[i] = adopt(limits[i], was.layout, was.state, now)
+        end
+      end
     end
   else
     -- Sequences start from the clock, so ids of a key that expired and came back never repeat.

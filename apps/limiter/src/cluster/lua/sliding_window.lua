@@ -1,6 +1,6 @@
--- sliding_window: state {head, total, ring[ringSize]}, the engine's exact sub-bucket window: a
--- decision at bucket K counts buckets K-ringSize+1..K, the oldest whole, so no interval of
--- windowMs ever admits more than the limit.
+-- sliding_window in sub-buckets (limits too large for a log, sliding_log.lua), the engine's
+-- sliding-window.ts: state {head, total, ring[ringSize]}: a decision at bucket K counts buckets
+-- K-ringSize+1..K, the oldest whole, so no interval of windowMs ever admits more than the limit.
 local function slot(j, r) return 3 + (j % r) end
 
 ALGORITHMS.sliding_window = {
@@ -61,6 +61,26 @@ ALGORITHMS.sliding_window = {
       if s[slot(j, r)] > 0 then return (j + r) * l.bucketMs end
     end
     return 0
+  end,
+  -- {until, cost, ...}: when each bucket stops counting, in that order (a change of layout).
+  counted = function(s, l)
+    local out, r = {}, l.ringSize
+    for j = s[1] - r + 1, s[1] do
+      local cost = s[slot(j, r)]
+      if cost > 0 then
+        out[#out + 1], out[#out + 2] = (j + r) * l.bucketMs, cost
+      end
+    end
+    return out
+  end,
+  -- Into the first bucket that counts until until_ (the head, if that would be a later one).
+  chargeUntil = function(s, l, now, cost, until_)
+    local r = l.ringSize
+    local k = math.min(s[1], math.ceil(until_ / l.bucketMs) - r)
+    if k <= s[1] - r or cost <= 0 then return end
+    local at = slot(k, r)
+    s[at] = s[at] + cost
+    s[2] = s[2] + cost
   end,
 }
 ALGORITHMS.sliding_window.resetMs = function(s, l, now)

@@ -1,4 +1,4 @@
-import { SnapshotError, type Engine, type LimitSpec, type StoredLayout } from '@app/engine';
+import { SnapshotError, type Engine, type StoredLayout, type StoredLimitSpec } from '@app/engine';
 import type { StoreThread } from './store-thread';
 import { parseLeases } from './stored-rows';
 import type { ReadSlice } from './stored-slice';
@@ -183,7 +183,7 @@ export class UsageRestore {
     for (const l of store.layouts()) {
       try {
         // Whatever the text holds, storedLayout compiles it as a quota would be (or throws).
-        const limits = JSON.parse(l.limits) as readonly LimitSpec[];
+        const limits = JSON.parse(l.limits) as readonly StoredLimitSpec[];
         layouts.set(l.id, this.engine.storedLayout(l.quota, limits, l.stride));
       } catch (error) {
         const why = error instanceof SnapshotError ? error.message : String(error);
