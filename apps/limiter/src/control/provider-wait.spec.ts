@@ -46,15 +46,16 @@ describe('a provider model quota queues waiting acquires', () => {
       code: 'QUEUE_FULL',
     });
 
-    // Nothing frees before the first admission is a minute old.
+    // An rpm of 3 is exact to the ms: each waiter is admitted the instant an admission is a
+    // minute old, not a sub-bucket later.
     runUntil(engine, T0 + MINUTE - 1);
     expect(a.settled).toBeUndefined();
-    // Sub-buckets may hold it one sub-bucket (6 s) longer; never less than the minute.
-    runUntil(engine, T0 + MINUTE + 6_000);
-    expect(a.settled).toMatchObject({ allowed: true, requestId: 'a' });
+    runUntil(engine, T0 + MINUTE);
+    expect(a.settled).toMatchObject({ allowed: true, requestId: 'a', waitedMs: 30_000 });
+    runUntil(engine, T0 + 10_000 + MINUTE - 1);
     expect(b.settled).toBeUndefined();
-    runUntil(engine, T0 + 10_000 + MINUTE + 6_000);
-    expect(b.settled).toMatchObject({ allowed: true, requestId: 'b' });
+    runUntil(engine, T0 + 10_000 + MINUTE);
+    expect(b.settled).toMatchObject({ allowed: true, requestId: 'b', waitedMs: 39_000 });
   });
 
   it('times a waiter out at maxWaitMs when the minute does not free enough', () => {
