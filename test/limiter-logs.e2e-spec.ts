@@ -352,7 +352,11 @@ describe('a start refused for its environment', () => {
   it.each([
     ['SHARDS', { SHARDS: 'abc' }, /SHARDS must be an integer 1\.\.4096, got "abc"/],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of .*, got "loud"/],
-    ['LOG_FORMAT', { LOG_FORMAT: 'text' }, /LOG_FORMAT must be one of json, pretty, got "text"/],
+    [
+      'LOG_FORMAT',
+      { LOG_FORMAT: 'xml' },
+      /LOG_FORMAT must be one of json, pretty, text, system-default, got "xml"/,
+    ],
   ])('exits 1 with a JSON line naming %s', async (_name, env, message) => {
     const { code, output } = await runAppToExit('limiter', {
       NATS_URL: '',
