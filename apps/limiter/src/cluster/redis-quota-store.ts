@@ -64,6 +64,33 @@ export interface ClusterOutcome {
   readonly limits: readonly LimitUse[];
 }
 
+/** What a replica asks of a capacity lease; arrays hold one entry per limit of the quota. */
+export interface LeaseAsk {
+  /** The replica's name: one live grant per replica and key. */
+  readonly holder: string;
+  /** The grant being given back (its seq), or 0. */
+  readonly prevSeq: number;
+  /** Replicas expected to share the key (fairness only, never safety). */
+  readonly replicas: number;
+  readonly ttlMs: number;
+  readonly horizonMs: number;
+  /** Decisions this replica made from its slice since its last lease call (the key's stats). */
+  readonly approved: number;
+  readonly denied: number;
+  readonly want: readonly number[];
+  readonly need: readonly number[];
+  readonly unspent: readonly number[];
+}
+
+export interface LeaseGrant {
+  /** Granted: `allowed`, `seq` names the grant, `now` is Redis's clock when it was charged. */
+  readonly outcome: ClusterOutcome;
+  /** Units charged per limit (0 where none). */
+  readonly granted: readonly number[];
+  /** Per limit, the Redis instant before which its units must be spent. */
+  readonly until: readonly number[];
+}
+
 /** acquire: charge when admitted; wait: an acquire whose refusal is not final; decide: dry run. */
 export type DecisionOp = 'acquire' | 'wait' | 'decide';
 type Op = DecisionOp | 'release' | 'usage' | 'stats' | 'reset';
@@ -236,6 +263,41 @@ export class RedisQuotaStore {
     return reply[0] === 1;
   }
 
+  /**
+   * A capacity lease (docs/architecture.md): gives `holder`'s grant `prevSeq` back with its unspent
+   * units, adds this replica's leased decisions to the key's stats, then charges a new slice per
+   * limit sized by `want`, at least `need` (all or nothing), capped at a share of what remains.
+   */
+  async lease(quota: ClusterQuota, key: string, ask: LeaseAsk): Promise<LeaseGrant> {
+    const args: (string | number)[] = ['lease', ask.holder, ask.prevSeq, ask.replicas];
+    args.push(ask.ttlMs, ask.horizonMs, ask.approved, ask.denied);
+    for (let i = 0; i < quota.limits.length; i++) {
+      args.push(ask.want[i] ?? 0, ask.need[i] ?? 0, ask.unspent[i] ?? 0);
+    }
+    const reply = await this.call(quota, key, args);
+    const n = quota.limits.length;
+    const granted: number[] = [];
+    const until: number[] = [];
+    for (let i = 9 + 2 * n; i + 1 < reply.length; i += 2) {
+      granted.push(reply[i]!);
+      until.push(reply[i + 1]!);
+    }
+    return { outcome: outcomeOf(reply.slice(0, 9 + 2 * n)), granted, until };
+  }
+
+  /** A leased admission's cost changed once its grant ended: charged now, or given back. */
+  async settle(
+    quota: ClusterQuota,
+    key: string,
+    chargedAt: number,
+    until: readonly number[],
+    delta: readonly number[],
+  ): Promise<ClusterOutcome> {
+    const args: (string | number)[] = ['settle', chargedAt];
+    for (let i = 0; i < quota.limits.length; i++) args.push(until[i] ?? 0, delta[i] ?? 0);
+    return outcomeOf(await this.call(quota, key, args));
+  }
+
   private run(
     op: Op,
     quota: ClusterQuota,
@@ -244,12 +306,17 @@ export class RedisQuotaStore {
     leaseId: string,
     costs: readonly number[],
   ): Promise<number[]> {
+    return this.call(quota, key, [op, requestId, leaseId, ...costs]);
+  }
+
+  /** One request of any op (`args` starts with the op), in this turn's batch of its quota. */
+  private call(quota: ClusterQuota, key: string, args: (string | number)[]): Promise<number[]> {
     const p = this.prepare(quota);
     const redisKey = RedisQuotaStore.stateKey(quota.name, key, p.seed);
     const circuit = this.circuits.forKey(redisKey);
     if (circuit.isOpen) return Promise.reject(circuit.refusal);
     if (!this.coalesce) {
-      const call = p.call(1, redisKey, ...p.header, op, requestId, leaseId, ...costs);
+      const call = p.call(1, redisKey, ...p.header, ...args);
       return this.bounded(circuit, call).then((r) => r[0]!);
     }
     let batch = this.open.get(p);
@@ -258,7 +325,7 @@ export class RedisQuotaStore {
       this.open.set(p, batch);
     }
     batch.keys.push(redisKey);
-    batch.args.push(op, requestId, leaseId, ...costs);
+    for (const a of args) batch.args.push(a);
     const reply = new Promise<number[]>((resolve, reject) => {
       batch.settle.push({ resolve, reject });
     });
@@ -297,8 +364,8 @@ export class RedisQuotaStore {
     if (batch.done) return; // timed out before it could be sent: its requests are answered
     const { prepared: p, keys, args } = batch;
     p.call(keys.length, ...keys, ...p.header, ...args).then(
-      (replies) => this.settle(batch, undefined, replies),
-      (error: unknown) => this.settle(batch, error, undefined),
+      (replies) => this.answer(batch, undefined, replies),
+      (error: unknown) => this.answer(batch, error, undefined),
     );
   }
 
@@ -312,14 +379,14 @@ export class RedisQuotaStore {
       settle: [],
       timer: afterDeadline(this.timeoutMs, () => {
         if (this.open.get(prepared) === batch) this.open.delete(prepared);
-        this.settle(batch, new StoreTimeoutError(circuit.node, this.timeoutMs), undefined);
+        this.answer(batch, new StoreTimeoutError(circuit.node, this.timeoutMs), undefined);
       }),
       done: false,
     };
     return batch;
   }
 
-  private settle(batch: Batch, error: unknown, replies: number[][] | undefined): void {
+  private answer(batch: Batch, error: unknown, replies: number[][] | undefined): void {
     if (batch.done) return;
     batch.done = true;
     clearTimeout(batch.timer);

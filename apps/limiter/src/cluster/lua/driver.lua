@@ -9,17 +9,22 @@
 --            (joined by newlines), then each limit's state (a limit whose layout changed is
 --            carried over by adopt.lua, or starts fresh)
 --   r<slot>  receipt ring (slot = seq % RECEIPTS): {seq, chargedAt, requestId, live, cost per limit}
+--   g        capacity leases (docs/architecture.md): msgpack map holder -> {seq, t, expiresAt,
+--            granted per limit, until per limit}; one live grant per replica
 --   i<id>    a client requestId's first answer: {seq, at, reply}
 -- ARGV: n limits; 10 per limit: field (name|layoutKey), algorithm (its implementation: a
 --   sliding_window that keeps a log is sliding_log), limit, windowMs, bucketMs, ringSize,
 --   capacity, calendar boundaries ('' or comma list), logSize, logUnits (1 or 0); concurrency max
---   (0: none), leaseTtlMs, RECEIPTS, MEMO_MS; then 3 + n per request: op, requestId ('' none),
---   leaseId, n costs.
--- op: acquire | wait (an acquire whose refusal is not final: not remembered) | decide (dry run) |
---   release | usage | stats | reset.
+--   (0: none), leaseTtlMs, RECEIPTS, MEMO_MS; then per request its op and the op's arguments:
+--   acquire | wait (an acquire whose refusal is not final: not remembered) | decide (dry run) |
+--   release | usage | stats | reset: requestId ('' none), leaseId, n costs;
+--   lease: holder, prevSeq, replicas, ttlMs, horizonMs, approvedDelta, deniedDelta, then (want,
+--   need, unspent) per limit: gives the holder's grant prevSeq back, takes a new one;
+--   settle: chargedAt, then (until, delta) per limit: a leased admission's cost changed.
 -- Reply, one array per request: {code (0 OK, 1 RATE_LIMITED, 2 CONCURRENCY_LIMITED; release and
 --   reset: 1 done, 0 not), now, retryAfterMs, refusing limit (1-based, 0 none), seq, replayed,
---   inFlight, approved, denied, then used and resetMs per limit}.
+--   inFlight, approved, denied, then used and resetMs per limit}; a lease's reply then has
+--   (granted, until) per limit.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = tonumber(ARGV[1])
@@ -50,8 +55,29 @@ end
 local h = 1 + n * PER_LIMIT
 local MAX_LEASES, LEASE_MS = tonumber(ARGV[h + 1]), tonumber(ARGV[h + 2])
 local RECEIPTS, MEMO_MS = tonumber(ARGV[h + 3]), tonumber(ARGV[h + 4])
-local FIRST, WIDTH = h + 5, 3 + n
+local FIRST = h + 5
 local LAYOUTS = table.concat(fields, '\n')
+
+-- Grants past their expiresAt end without a give-back, oldest first: each limit is synced to that
+-- instant before the grant's units stop being held (token bucket), so refill never runs early.
+local function expireGrants(c)
+  local gone = {}
+  for holder, g in pairs(c.grants) do
+    if g[3] <= now then gone[#gone + 1] = holder end
+  end
+  if #gone == 0 then return end
+  table.sort(gone, function(a, b) return c.grants[a][3] < c.grants[b][3] end)
+  for _, holder in ipairs(gone) do
+    local g = c.grants[holder]
+    for i = 1, n do
+      local l = limits[i]
+      l.impl.sync(c.states[i], l, g[3])
+      l.impl.expire(c.states[i], l, g[2], g[5][i], g[4][i])
+    end
+    c.grants[holder] = nil
+  end
+  c.grantsDirty = true
+end
 
 -- Per key touched by this call: its state, synced to now, and the fields to write at the end.
 local open = {}
@@ -59,15 +85,20 @@ local order = {}
 local function state(k)
   local c = open[k]
   if c then return c end
-  local blob = redis.call('HGET', k, 's') -- false when the key holds nothing
+  local got = redis.call('HMGET', k, 's', 'g') -- false where the key holds nothing
+  local blob = got[1]
   local states = {}
   c = { states = states, existed = blob ~= false, sets = {}, dels = {}, dirty = false }
+  c.grants = got[2] and cmsgpack.unpack(got[2]) or {}
   if blob then
     local saved = cmsgpack.unpack(blob)
     c.seq, c.w, c.a, c.d, c.m, c.leases = saved[1], saved[2], saved[3], saved[4], saved[5], saved[6]
     if saved[7] == LAYOUTS then
       for i = 1, n do states[i] = saved[7 + i] end
     else
+      -- Grants were charged in the old layout: they end with it (replicas drop their slices when
+      -- they apply the change). A hold they left would keep a token bucket from refilling.
+      c.grants, c.grantsDirty = {}, got[2] ~= false
       -- Limits are matched by name; one whose layout changed is adopted, or starts fresh.
       local old, j = {}, 0
       for f in string.gmatch(saved[7], '[^\n]+') do
@@ -90,11 +121,12 @@ local function state(k)
     c.seq, c.w, c.a, c.d, c.m, c.leases = now * 1024, 0, 0, 0, 0, {}
   end
   for i = 1, n do
-    local l = limits[i]
-    local s = states[i] or l.impl.fresh(l)
-    l.impl.sync(s, l, now)
+    local s = states[i] or limits[i].impl.fresh(limits[i])
+    if c.grantsDirty and s[3] ~= nil and limits[i].impl == ALGORITHMS.token_bucket then s[3] = 0 end
     states[i] = s
   end
+  expireGrants(c)
+  for i = 1, n do limits[i].impl.sync(states[i], limits[i], now) end
   open[k] = c
   order[#order + 1] = k
   return c
@@ -303,29 +335,179 @@ local function reset(k)
   local c = state(k)
   if not c.existed then return { 0, now } end
   for i = 1, n do c.states[i] = limits[i].impl.fresh(limits[i]) end
+  -- Slices outstanding still count: a reset must not let their units be admitted twice.
+  for _, g in pairs(c.grants) do
+    for i = 1, n do
+      if g[4][i] > 0 then limits[i].impl.grant(c.states[i], limits[i], now, g[4][i], g[5][i]) end
+    end
+  end
   c.w, c.a, c.d = 0, 0, 0
   c.dirty = true
   return { 1, now }
 end
 
+local function liveHolders(c, except)
+  local count = 0
+  for holder in pairs(c.grants) do
+    if holder ~= except then count = count + 1 end
+  end
+  return count
+end
+
+-- A replica's capacity lease: its previous grant (prevSeq) is given back with what it left
+-- unspent, then a new slice is charged, sized by the replica's demand (want) and capped at a fair
+-- share of what remains. All or nothing on `need` (the request waiting for it): a refusal charges
+-- nothing and answers as that request would be answered.
+local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, denied, wants,
+                     needs, unspent)
+  local c = state(k)
+  local states = c.states
+  local old = c.grants[holder]
+  if old then
+    if old[1] == prevSeq then
+      for i = 1, n do
+        limits[i].impl.giveBack(states[i], limits[i], old[2], old[5][i], old[4][i], unspent[i])
+      end
+    else
+      -- A grant whose reply never reached the holder: it is never spent, its hold can end.
+      for i = 1, n do limits[i].impl.expire(states[i], limits[i], old[2], old[5][i], old[4][i]) end
+    end
+    c.grants[holder] = nil
+    c.grantsDirty, c.dirty = true, true
+  end
+  if approved > 0 or denied > 0 then
+    touchStats(c)
+    c.a, c.d = c.a + approved, c.d + denied
+    c.dirty = true
+  end
+  local wanted = false
+  for i = 1, n do
+    if wants[i] > 0 then wanted = true end
+  end
+  local granted, untils = {}, {}
+  for i = 1, n do granted[i], untils[i] = 0, 0 end
+  if not wanted then return reply(c, 0, 0, 0, 0, states), granted, untils end
+  local refusing, retry = 0, 0
+  for i = 1, n do
+    local l = limits[i]
+    local r = 0
+    if needs[i] > 0 then r = l.impl.retryAfter(states[i], l, now, needs[i]) end
+    if r > 0 and (refusing == 0 or r > retry) then refusing, retry = i, r end
+  end
+  local share = math.max(replicas, liveHolders(c, holder) + 1)
+  local any = false
+  if refusing == 0 then
+    for i = 1, n do
+      local l = limits[i]
+      if wants[i] > 0 then
+        local remaining = math.max(0, l.capacity - l.impl.used(states[i], l))
+        local g = math.min(wants[i], math.max(needs[i], math.floor(remaining / share)), remaining)
+        -- Never more than a request of that cost would be admitted for, whatever used() says.
+        while g > needs[i] and l.impl.retryAfter(states[i], l, now, g) > 0 do
+          g = math.max(needs[i], math.floor(g / 2))
+        end
+        if g > 0 then
+          any = true
+          granted[i] = g
+        end
+      end
+    end
+    if not any then
+      -- Nothing left on some limit this replica needs: refused like a request of one unit.
+      for i = 1, n do
+        local l = limits[i]
+        if wants[i] > 0 then
+          local r = l.impl.retryAfter(states[i], l, now, 1)
+          if r > 0 and (refusing == 0 or r > retry) then refusing, retry = i, r end
+        end
+      end
+      if refusing == 0 then refusing, retry = 1, 1 end
+    end
+  end
+  if refusing > 0 then
+    for i = 1, n do granted[i] = 0 end
+    return reply(c, 1, retry, refusing, 0, states), granted, untils
+  end
+  local expiresAt = now + 1
+  for i = 1, n do
+    local l = limits[i]
+    untils[i] = l.impl.leaseUntil(states[i], l, now, ttlMs, horizonMs)
+    if granted[i] > 0 then
+      l.impl.grant(states[i], l, now, granted[i], untils[i])
+      expiresAt = math.max(expiresAt, untils[i])
+    end
+  end
+  local seq = c.seq
+  c.seq = seq + 1
+  c.grants[holder] = { seq, now, expiresAt, granted, untils }
+  c.grantsDirty, c.dirty = true, true
+  return reply(c, 0, 0, 0, seq, states), granted, untils
+end
+
+-- A leased admission's cost changed after its grant ended (release, usage settle): more is charged
+-- now, less is given back where the grant charged it.
+local function settle(k, chargedAt, untils, deltas)
+  local c = state(k)
+  for i = 1, n do
+    local l, d = limits[i], deltas[i]
+    if d > 0 then
+      l.impl.charge(c.states[i], l, now, d)
+    elseif d < 0 then
+      l.impl.giveBack(c.states[i], l, chargedAt, untils[i], 0, -d)
+    end
+  end
+  c.dirty = true
+  return reply(c, 0, 0, 0, 0, c.states)
+end
+
 local results = {}
+local b = FIRST
 for j = 1, #KEYS do
-  local b = FIRST + (j - 1) * WIDTH
-  local op, rid, k = ARGV[b], ARGV[b + 1], KEYS[j]
-  local costs = {}
-  for i = 1, n do costs[i] = tonumber(ARGV[b + 2 + i]) end
-  if op == 'acquire' or op == 'wait' or op == 'decide' then
-    results[j] = decide(k, op, rid, costs)
-  elseif op == 'release' then
-    results[j] = release(k, rid, ARGV[b + 2])
-  elseif op == 'usage' then
-    results[j] = usage(k, rid, costs)
-  elseif op == 'stats' then
-    results[j] = reply(state(k), 0, 0, 0, 0, state(k).states)
-  elseif op == 'reset' then
-    results[j] = reset(k)
+  local op, k = ARGV[b], KEYS[j]
+  if op == 'lease' then
+    local wants, needs, unspent = {}, {}, {}
+    local at = b + 8
+    for i = 1, n do
+      wants[i] = tonumber(ARGV[at])
+      needs[i] = tonumber(ARGV[at + 1])
+      unspent[i] = tonumber(ARGV[at + 2])
+      at = at + 3
+    end
+    local out, granted, untils = lease(k, ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]),
+      tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7]),
+      wants, needs, unspent)
+    for i = 1, n do
+      out[#out + 1] = granted[i]
+      out[#out + 1] = untils[i]
+    end
+    results[j] = out
+    b = at
+  elseif op == 'settle' then
+    local untils, deltas = {}, {}
+    for i = 1, n do
+      untils[i] = tonumber(ARGV[b + 2 * i])
+      deltas[i] = tonumber(ARGV[b + 2 * i + 1])
+    end
+    results[j] = settle(k, tonumber(ARGV[b + 1]), untils, deltas)
+    b = b + 2 + 2 * n
   else
-    return redis.error_reply('unknown op ' .. op)
+    local rid = ARGV[b + 1]
+    local costs = {}
+    for i = 1, n do costs[i] = tonumber(ARGV[b + 2 + i]) end
+    if op == 'acquire' or op == 'wait' or op == 'decide' then
+      results[j] = decide(k, op, rid, costs)
+    elseif op == 'release' then
+      results[j] = release(k, rid, ARGV[b + 2])
+    elseif op == 'usage' then
+      results[j] = usage(k, rid, costs)
+    elseif op == 'stats' then
+      results[j] = reply(state(k), 0, 0, 0, 0, state(k).states)
+    elseif op == 'reset' then
+      results[j] = reset(k)
+    else
+      return redis.error_reply('unknown op ' .. op)
+    end
+    b = b + 3 + n
   end
 end
 
@@ -340,6 +522,15 @@ for _, k in ipairs(order) do
       until_ = math.max(until_, limits[i].impl.idleAt(c.states[i], limits[i]))
     end
     for _, lease in ipairs(c.leases) do until_ = math.max(until_, lease[2]) end
+    local grants = next(c.grants) ~= nil
+    for _, g in pairs(c.grants) do until_ = math.max(until_, g[3]) end
+    if c.grantsDirty then
+      if grants then
+        c.sets.g = cmsgpack.pack(c.grants)
+      else
+        c.dels[#c.dels + 1] = 'g'
+      end
+    end
     if until_ > now then
       if #c.dels > 0 then redis.call('HDEL', k, unpack(c.dels)) end
       local args = { 's', cmsgpack.pack(saved) }
