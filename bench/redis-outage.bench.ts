@@ -104,7 +104,8 @@ async function main(): Promise<void> {
       quota: spec.name,
       cost: { requests: 1 },
     }));
-    const call = (i: number): Promise<Decision> => scope.acquire(entry, inputs[i % KEYS]!);
+    const call = (i: number): Promise<Decision> =>
+      Promise.resolve(scope.acquire(entry, inputs[i % KEYS]!));
 
     await closedLoop('warm-up', call, 1); // scripts loaded, JIT warm
     const healthy = await closedLoop('Redis healthy', call, HEALTHY_S);

@@ -5,6 +5,8 @@ import { RedisQuotaStore, type ClusterOutcome, type ClusterQuota } from './redis
 /** A cluster quota: its spec and the compiled limits the script is given. */
 export interface ClusterQuotaEntry extends ClusterQuota {
   readonly spec: QuotaSpec;
+  /** Hot keys take capacity leases (`lease` not off, no concurrency). */
+  readonly leasable: boolean;
 }
 
 /** COST_EXCEEDS_LIMIT before Redis is asked: such a request can never be admitted. */

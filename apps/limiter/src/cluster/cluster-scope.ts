@@ -8,6 +8,8 @@ import {
   type QuotaSpec,
 } from '@app/engine';
 import { costTooBig, decisionOf, statsOf, type ClusterQuotaEntry } from './cluster-decision';
+import { LeaseBook, type LeaseOptions } from './lease/lease-book';
+import type { Pending } from './lease/slice';
 import type { RedisPool } from './redis-pool';
 import type { DecisionOp } from './redis-quota-store';
 
@@ -77,12 +79,27 @@ export class ClusterScope {
   /** Waiters' abort handles, so that shutdown can answer them all. */
   private readonly waiters = new Set<AbortController>();
   private closing = false;
+  /** Capacity leases of hot keys; undefined when LEASE_HOT_RATE is 0. */
+  readonly leases: LeaseBook | undefined;
 
   constructor(
     private readonly pool: RedisPool,
     private readonly onFailure: StoreFailureAnswer,
     private readonly idPrefix: string,
-  ) {}
+    lease?: LeaseOptions & { readonly replicas: number },
+  ) {
+    if (lease !== undefined && lease.hotRate > 0 && lease.maxKeys > 0) {
+      this.leases = new LeaseBook(lease, idPrefix, lease.replicas, {
+        storeFor: (key) => this.pool.storeFor(key),
+        now: () => performance.now(),
+        failed: (q, p, error) => {
+          this.failed(error);
+          return this.onFailure(q.spec, p.input, p.requestId, p.counted ? 'acquire' : 'wait');
+        },
+        again: (q, p) => this.again(q, p),
+      });
+    }
+  }
 
   /**
    * The cluster quotas this scope will decide. Pure: `apply` puts the plan in force once the
@@ -92,13 +109,24 @@ export class ClusterScope {
     const served = new Map<string, ClusterQuotaEntry>();
     for (const spec of specs) {
       if (spec.scope !== 'cluster') continue;
+      const known = this.quotas.get(spec.name);
+      // An unchanged quota keeps its entry: its slices and prepared script stay.
+      if (known !== undefined && sameSpec(known.spec, spec)) {
+        served.set(spec.name, known);
+        continue;
+      }
       const { limits } = compileQuota(spec);
-      served.set(spec.name, { name: spec.name, limits, concurrency: spec.concurrency, spec });
+      // A release on any replica must free a concurrency lease at once: only Redis can.
+      const leasable = (spec as { lease?: string }).lease !== 'off' && !spec.concurrency;
+      const entry = { name: spec.name, limits, concurrency: spec.concurrency, spec, leasable };
+      served.set(spec.name, entry);
     }
     return { served };
   }
 
   apply(plan: ClusterPlan): void {
+    const changed = [...this.quotas].filter(([name, q]) => plan.served.get(name) !== q);
+    this.leases?.revoke(changed.map(([name]) => name));
     this.quotas = plan.served;
     for (const name of this.counts.keys()) if (!plan.served.has(name)) this.counts.delete(name);
   }
@@ -144,46 +172,85 @@ export class ClusterScope {
     return this.quotas.get(name);
   }
 
-  decide(q: ClusterQuotaEntry, input: NormalisedAcquire): Promise<Decision> {
+  decide(q: ClusterQuotaEntry, input: NormalisedAcquire): Decision | Promise<Decision> {
     const requestId = input.requestId ?? this.nextId();
     const tooBig = costTooBig(q, input, requestId);
-    return tooBig !== undefined
-      ? Promise.resolve(tooBig)
-      : this.once(q, input, requestId, 'decide');
+    if (tooBig !== undefined) return tooBig;
+    const leased = this.leasing(q, input) ? this.leases!.peek(q, input, requestId) : undefined;
+    return leased ?? this.once(q, input, requestId, 'decide');
   }
 
-  acquire(q: ClusterQuotaEntry, input: NormalisedAcquire, signal?: AbortSignal): Promise<Decision> {
-    return this.answer(q, input, signal).then((d) => {
-      this.count(q.name, d.allowed && d.shadow !== true);
-      return d;
-    });
+  /** Sync when the key's slice decides it (a hot key), else once Redis has. */
+  acquire(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    signal?: AbortSignal,
+  ): Decision | Promise<Decision> {
+    const d = this.answer(q, input, signal);
+    if (!(d instanceof Promise)) return this.counted(q, d);
+    return d.then((x) => this.counted(q, x));
+  }
+
+  private counted(q: ClusterQuotaEntry, d: Decision): Decision {
+    this.count(q.name, d.allowed && d.shadow !== true);
+    return d;
+  }
+
+  /**
+   * Leased: a hot key of a leasable quota, for a request without a client requestId (whose first
+   * answer must be remembered in Redis, so it is decided there).
+   */
+  private leasing(q: ClusterQuotaEntry, input: NormalisedAcquire): boolean {
+    return this.leases !== undefined && q.leasable && input.requestId === undefined;
+  }
+
+  /** One attempt: from the key's slice, or one Redis call. */
+  private attempt(
+    q: ClusterQuotaEntry,
+    input: NormalisedAcquire,
+    requestId: string,
+    op: 'acquire' | 'wait',
+  ): Decision | Promise<Decision> {
+    const leased = this.leasing(q, input)
+      ? this.leases!.admit(q, input, requestId, op === 'acquire')
+      : undefined;
+    return leased ?? this.once(q, input, requestId, op);
   }
 
   private answer(
     q: ClusterQuotaEntry,
     input: NormalisedAcquire,
     signal: AbortSignal | undefined,
-  ): Promise<Decision> {
+  ): Decision | Promise<Decision> {
     const requestId = input.requestId ?? this.nextId();
     // Checked once here, never again per retry: such a request can never be admitted.
     const tooBig = costTooBig(q, input, requestId);
-    if (tooBig !== undefined) return Promise.resolve(tooBig);
+    if (tooBig !== undefined) return tooBig;
     const queue = q.spec.queue;
-    const lineKey = `${q.name}\u0000${input.key}`;
-    const line = this.lines.get(lineKey);
+    const lines = this.lines;
+    const line = lines.size === 0 ? undefined : lines.get(`${q.name}\u0000${input.key}`);
     if (input.wait !== true || queue === undefined || queue.maxWaitMs <= 0) {
-      if (line === undefined) return this.once(q, input, requestId, 'acquire');
-      return Promise.resolve(
-        this.behindWaiters(q, input, requestId, 'RATE_LIMITED', 'requests are waiting ahead'),
-      );
+      if (line === undefined) return this.attempt(q, input, requestId, 'acquire');
+      return this.behindWaiters(q, input, requestId, 'RATE_LIMITED', 'requests are waiting ahead');
     }
     const arrivedAt = Date.now();
     // Nobody waiting here: try at once; only a refusal joins the line.
     return line === undefined
-      ? this.once(q, input, requestId, 'wait').then((d) =>
+      ? Promise.resolve(this.attempt(q, input, requestId, 'wait')).then((d) =>
           mayWaitOn(d) ? this.enqueue(q, input, requestId, arrivedAt, signal) : d,
         )
       : this.enqueue(q, input, requestId, arrivedAt, signal);
+  }
+
+  /** A request whose slice was revoked (config change) while it waited: decided afresh. */
+  private again(old: ClusterQuotaEntry, p: Pending): Promise<Decision> {
+    const q = this.quotas.get(old.name);
+    if (q === undefined) {
+      const d = refusal('UNAVAILABLE', p.requestId, p.input.key, old.name, 'quota changed');
+      d.retryAfterMs = 1;
+      return Promise.resolve(d);
+    }
+    return this.once(q, p.input, p.requestId, p.counted ? 'acquire' : 'wait');
   }
 
   /** Joins the (quota, key)'s line on this replica; answered admitted, timed out or cancelled. */
@@ -256,7 +323,7 @@ export class ClusterScope {
   ): Promise<Decision> {
     for (;;) {
       if (gone.aborted) return this.gone(q, input, requestId, caller);
-      const d = await this.once(q, input, requestId, 'wait');
+      const d = await this.attempt(q, input, requestId, 'wait');
       if (!mayWaitOn(d)) return d;
       const lease = d.code === 'CONCURRENCY_LIMITED';
       await sleep(lease ? Math.min(d.retryAfterMs, LEASE_POLL_MS) : d.retryAfterMs, gone);
@@ -309,6 +376,9 @@ export class ClusterScope {
     leaseId: string | undefined,
   ): Promise<boolean | undefined> {
     if (requestId === undefined && leaseId === undefined) return Promise.resolve(false);
+    if (this.leases?.owns(requestId) === true) {
+      return this.leases.release(requestId!).catch((e: unknown) => this.failed(e));
+    }
     const store = this.pool.storeFor(key);
     return store.release(q, key, requestId, leaseId).catch((e: unknown) => this.failed(e));
   }
@@ -319,6 +389,13 @@ export class ClusterScope {
     requestId: string | undefined,
     cost: Cost,
   ): Promise<KeyStats | undefined> {
+    if (this.leases?.owns(requestId) === true) {
+      // Settled in its slice or in Redis; the reply is the key's stats as Redis holds them.
+      return this.leases
+        .usage(requestId!, cost)
+        .then(() => this.stats(q, key))
+        .catch((e: unknown) => this.failed(e));
+    }
     return this.pool
       .storeFor(key)
       .usage(q, key, requestId, cost)
@@ -377,6 +454,8 @@ export class ClusterScope {
   async close(): Promise<void> {
     this.closing = true;
     for (const w of this.waiters) w.abort();
+    // Unspent slices go back before the connections close (each call bounded by the timeout).
+    await this.leases?.close();
     await this.pool.close();
   }
 
@@ -395,4 +474,9 @@ export class ClusterScope {
   private nextId(): string {
     return `${this.idPrefix}c${(this.counter++).toString(36)}`;
   }
+}
+
+/** Same quota spec: the entry (its slices, its prepared script) can stay. */
+function sameSpec(a: QuotaSpec, b: QuotaSpec): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

@@ -21,6 +21,7 @@ const entry = (s: QuotaSpec): ClusterQuotaEntry => ({
   limits: compileQuota(s).limits,
   concurrency: s.concurrency,
   spec: s,
+  leasable: false,
 });
 /** What the script answers: refusing is the 0-based limit index (-1: admitted); uses [used, resetMs]. */
 const outcome = (

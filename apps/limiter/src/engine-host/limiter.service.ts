@@ -145,7 +145,10 @@ export class LimiterService implements OnModuleDestroy {
     if (this.isClosing) return this.report(shuttingDownDecision(input), started);
     const clustered = this.clusterEntry(input.quota, input.key);
     if (clustered !== undefined) {
-      return this.cluster!.acquire(clustered, input, signal).then((d) => this.report(d, started));
+      const d = this.cluster!.acquire(clustered, input, signal);
+      // A hot key's slice decides at once: a batch of such keys stays synchronous.
+      if (!(d instanceof Promise)) return this.report(d, started);
+      return d.then((x) => this.report(x, started));
     }
     const now = this.clock.now();
     const answer = this.engine.acquire(input, now);
