@@ -3,8 +3,10 @@
 -- algorithms, state packed and unpacked between steps as it is between calls.
 -- ARGV[1]: JSON {limit, steps}; a limit {algorithm, limit, windowMs, bucketMs, ringSize, capacity,
 -- logSize, logUnits, layout}; a step {op, at, ...} with op take (cost), usage (cost), refund
--- (chargedAt, cost), state, change (limit). Reply: per step, take {retryAfterMs}, state {used,
--- resetMs}, the others {}.
+-- (chargedAt, cost), state, change (limit), and a capacity lease's (issue 15) grant (g, ttlMs,
+-- horizonMs), giveBack (t, until, granted, unspent), expire (t, until, granted, expiresAt: synced
+-- to expiresAt, expired, then synced to at, as driver.lua expires a record). Reply: per step, take
+-- {retryAfterMs}, state {used, resetMs}, grant {g, until}, the others {}.
 local input = cjson.decode(ARGV[1])
 local function limitOf(x)
   x.impl = ALGORITHMS[x.algorithm]
@@ -21,6 +23,11 @@ for i, step in ipairs(input.steps) do
     s = adopt(next, l.layout, s, at) or next.impl.fresh(next)
     l = next
     out[i] = {}
+  elseif op == 'expire' then
+    l.impl.sync(s, l, step.expiresAt)
+    l.impl.expire(s, l, step.t, step['until'], step.granted)
+    l.impl.sync(s, l, at)
+    out[i] = {}
   else
     l.impl.sync(s, l, at)
     if op == 'take' then
@@ -33,6 +40,13 @@ for i, step in ipairs(input.steps) do
       out[i] = {}
     elseif op == 'refund' then
       l.impl.refund(s, l, step.chargedAt, step.cost)
+      out[i] = {}
+    elseif op == 'grant' then
+      local until_ = l.impl.leaseUntil(s, l, at, step.ttlMs, step.horizonMs)
+      l.impl.grant(s, l, at, step.g, until_)
+      out[i] = { step.g, until_ }
+    elseif op == 'giveBack' then
+      l.impl.giveBack(s, l, step.t, step['until'], step.granted, step.unspent)
       out[i] = {}
     elseif op == 'state' then
       out[i] = { l.impl.used(s, l), l.impl.resetMs(s, l, at) }

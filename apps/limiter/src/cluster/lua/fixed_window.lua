@@ -34,4 +34,11 @@ ALGORITHMS.fixed_window = {
   resetMs = function(s, l, now) return math.max(0, s[2] - now) end,
   windowStart = function(s, l, now) return s[1] end,
   idleAt = function(s, l) if s[3] > 0 then return s[2] end return 0 end,
+  -- Capacity leases (issue 15): a grant is a charge whose units are spent within its own window.
+  leaseUntil = function(s, l, now, ttlMs, horizonMs) return math.min(s[2], now + ttlMs) end,
+  grant = function(s, l, now, g, until_) s[3] = s[3] + g end,
+  giveBack = function(s, l, t, until_, granted, unspent)
+    ALGORITHMS.fixed_window.refund(s, l, t, unspent)
+  end,
+  expire = function(s, l, t, until_, granted) end,
 }

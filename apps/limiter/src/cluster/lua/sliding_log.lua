@@ -140,6 +140,24 @@ ALGORITHMS.sliding_log = {
     add(s, l, math.max(until_ - l.windowMs, newest(s)), cost)
   end,
 }
+-- Capacity leases (issue 15): a grant's units may be spent at any instant before its deadline,
+-- so they are dated at the deadline (or at the newest entry, the log staying in order): each
+-- counts from the grant until a whole window after the latest instant it can be spent.
+ALGORITHMS.sliding_log.leaseUntil = function(s, l, now, ttlMs, horizonMs)
+  return now + math.min(horizonMs, ttlMs)
+end
+ALGORITHMS.sliding_log.grant = function(s, l, now, g, until_)
+  if g <= 0 then return end
+  if now > s[1] then s[1] = now end
+  add(s, l, math.max(until_, s[1], newest(s)), g)
+end
+-- The unspent units leave from the newest entries dated at or before the deadline: the grant's
+-- own, or older ones (which stop counting sooner, so the rest counts longer, never shorter).
+-- Once the deadline's entry stopped counting there is nothing left to take back.
+ALGORITHMS.sliding_log.giveBack = function(s, l, t, until_, granted, unspent)
+  if unspent > 0 then ALGORITHMS.sliding_log.refund(s, l, until_, unspent) end
+end
+ALGORITHMS.sliding_log.expire = function(s, l, t, until_, granted) end
 ALGORITHMS.sliding_log.resetMs = function(s, l, now)
   if s[2] <= 0 then return 0 end
   return math.max(0, ALGORITHMS.sliding_log.idleAt(s, l) - now)

@@ -83,6 +83,18 @@ ALGORITHMS.sliding_window = {
     s[2] = s[2] + cost
   end,
 }
+-- Capacity leases (issue 15): a grant is a charge whose units are spent within the grant's own
+-- sub-bucket, so they count exactly as that many requests decided in it.
+ALGORITHMS.sliding_window.leaseUntil = function(s, l, now, ttlMs, horizonMs)
+  return math.min((s[1] + 1) * l.bucketMs, now + ttlMs)
+end
+ALGORITHMS.sliding_window.grant = function(s, l, now, g, until_)
+  ALGORITHMS.sliding_window.charge(s, l, now, g)
+end
+ALGORITHMS.sliding_window.giveBack = function(s, l, t, until_, granted, unspent)
+  ALGORITHMS.sliding_window.refund(s, l, t, unspent)
+end
+ALGORITHMS.sliding_window.expire = function(s, l, t, until_, granted) end
 ALGORITHMS.sliding_window.resetMs = function(s, l, now)
   if s[2] <= 0 then return 0 end
   return math.max(0, ALGORITHMS.sliding_window.idleAt(s, l) - now)

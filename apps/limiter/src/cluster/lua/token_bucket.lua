@@ -1,17 +1,29 @@
--- token_bucket: state {deficit, lastRefill}, the deficit in units of 1/windowMs token so refill
--- (elapsed * limit) and charges are exact integers, as in libs/engine.
+-- token_bucket: state {deficit, lastRefill, held}, the deficit in units of 1/windowMs token so refill
+-- (elapsed * limit) and charges are exact integers, as in libs/engine. `held` (same units; absent
+-- reads 0, so a state written before leases reads as one with nothing held, and it is dropped again
+-- at 0) is what capacity leases (issue 15) granted and may still spend: refill and refunds never
+-- take the deficit below it, so the tokens available plus those held never exceed the burst.
+local function heldOf(s) return s[3] or 0 end
+
+local function setHeld(s, v)
+  if v > 0 then s[3] = v else s[3] = nil end
+end
+
 ALGORITHMS.token_bucket = {
   fresh = function(l) return { 0, 0 } end,
   sync = function(s, l, now)
     if now <= s[2] then return end
-    if s[1] > 0 then
+    local held = heldOf(s)
+    if s[1] > held then
       local refill = (now - s[2]) * l.limit
-      if refill >= s[1] then s[1] = 0 else s[1] = s[1] - refill end
+      if refill >= s[1] - held then s[1] = held else s[1] = s[1] - refill end
     end
     s[2] = now
   end,
   charge = function(s, l, now, cost) s[1] = s[1] + cost * l.windowMs end,
-  refund = function(s, l, chargedAt, cost) s[1] = math.max(0, s[1] - cost * l.windowMs) end,
+  refund = function(s, l, chargedAt, cost)
+    s[1] = math.max(heldOf(s), s[1] - cost * l.windowMs)
+  end,
   retryAfter = function(s, l, now, cost)
     local need = s[1] + cost * l.windowMs - l.capacity * l.windowMs
     if need <= 0 then return 0 end
@@ -27,5 +39,19 @@ ALGORITHMS.token_bucket = {
   idleAt = function(s, l)
     if s[1] > 0 then return s[2] + math.ceil(s[1] / l.limit) end
     return 0
+  end,
+  -- Capacity leases: a grant is charged at once and held until given back or expired.
+  leaseUntil = function(s, l, now, ttlMs, horizonMs) return now + ttlMs end,
+  grant = function(s, l, now, g, until_)
+    s[1] = s[1] + g * l.windowMs
+    setHeld(s, heldOf(s) + g * l.windowMs)
+  end,
+  giveBack = function(s, l, t, until_, granted, unspent)
+    setHeld(s, math.max(0, heldOf(s) - granted * l.windowMs))
+    if unspent > 0 then ALGORITHMS.token_bucket.refund(s, l, t, unspent) end
+  end,
+  -- The driver synced the state to the record's expiry: from then on its units refill.
+  expire = function(s, l, t, until_, granted)
+    setHeld(s, math.max(0, heldOf(s) - granted * l.windowMs))
   end,
 }
