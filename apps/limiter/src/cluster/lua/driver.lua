@@ -122,7 +122,7 @@ local function state(k)
   end
   for i = 1, n do
     local s = states[i] or limits[i].impl.fresh(limits[i])
-    if c.grantsDirty and s[3] ~= nil and limits[i].impl == ALGORITHMS.token_bucket then s[3] = 0 end
+    if c.grantsDirty and s[3] ~= nil and limits[i].impl == ALGORITHMS.token_bucket then s[3] = nil end
     states[i] = s
   end
   expireGrants(c)
@@ -334,7 +334,10 @@ end
 local function reset(k)
   local c = state(k)
   if not c.existed then return { 0, now } end
-  for i = 1, n do c.states[i] = limits[i].impl.fresh(limits[i]) end
+  for i = 1, n do
+    c.states[i] = limits[i].impl.fresh(limits[i])
+    limits[i].impl.sync(c.states[i], limits[i], now)
+  end
   -- Slices outstanding still count: a reset must not let their units be admitted twice.
   for _, g in pairs(c.grants) do
     for i = 1, n do
@@ -378,6 +381,8 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   if approved > 0 or denied > 0 then
     touchStats(c)
     c.a, c.d = c.a + approved, c.d + denied
+    -- Kept for the stats window even when every unit went back.
+    c.statsUntil = c.w + limits[1].windowMs
     c.dirty = true
   end
   local wanted = false
@@ -524,6 +529,7 @@ for _, k in ipairs(order) do
     for _, lease in ipairs(c.leases) do until_ = math.max(until_, lease[2]) end
     local grants = next(c.grants) ~= nil
     for _, g in pairs(c.grants) do until_ = math.max(until_, g[3]) end
+    if c.statsUntil then until_ = math.max(until_, c.statsUntil) end
     if c.grantsDirty then
       if grants then
         c.sets.g = cmsgpack.pack(c.grants)
