@@ -75,6 +75,37 @@ describe('admin GraphQL API (development mode)', () => {
     await gqlData(r.url, 'mutation { deleteQuota(name: "a") }');
   });
 
+  it('stores lease off as given, answers auto when the input left it out, refuses other modes', async () => {
+    const limits = [{ name: 'l', limit: 1, windowMs: 1000 }];
+    await gqlData(r.url, UPSERT, {
+      input: { name: 'hot', scope: 'cluster', lease: 'off', limits },
+    });
+    await gqlData(r.url, UPSERT, { input: { name: 'plain', scope: 'cluster', limits } });
+    const read = await gqlData<{ quotas: { name: string; lease: string }[] }>(
+      r.url,
+      '{ quotas { name lease } }',
+    );
+    expect(read.quotas).toEqual([
+      { name: 'hot', lease: 'off' },
+      { name: 'plain', lease: 'auto' },
+    ]);
+    const bad = await gql(r.url, UPSERT, { input: { name: 'x', lease: 'on', limits } });
+    expect(bad.errors?.[0]?.message).toMatch(/lease/);
+    const yaml =
+      'quotas: [{ name: imported, lease: sometimes, limits: [{ name: l, limit: 1, window: 1s }] }]';
+    const imported = await gql(
+      r.url,
+      'mutation I($d: String!) { importConfig(document: $d, format: yaml) { quotas } }',
+      { d: yaml },
+    );
+    expect(imported.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(imported.errors?.[0]?.message).toMatch(
+      /quotas\[0\]\.lease: line 1: must be one of: auto, off/,
+    );
+    await gqlData(r.url, 'mutation { deleteQuota(name: "hot") }');
+    await gqlData(r.url, 'mutation { deleteQuota(name: "plain") }');
+  });
+
   it('survives many random quota inputs; only valid ones are stored, each once', async () => {
     const limit = fc.record(
       {
@@ -109,6 +140,7 @@ describe('admin GraphQL API (development mode)', () => {
         }),
         scope: fc.constantFrom('local', 'cluster'),
         onStoreFailure: fc.constantFrom('closed', 'open', 'local'),
+        lease: fc.constantFrom('auto', 'off', 'on'),
         shadow: fc.boolean(),
       },
       { requiredKeys: ['name', 'limits'] },

@@ -124,7 +124,7 @@ describe('lists cost what they can return', () => {
       admin.url,
       `{
         quotas(first: 500) {
-          name match version updatedAt scope shadow onStoreFailure
+          name match version updatedAt scope shadow onStoreFailure lease
           limits { name unit limit windowMs algorithm burst align timezone }
           queue { maxSize maxWaitMs } concurrency { max leaseTtlMs }
         }

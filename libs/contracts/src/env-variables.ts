@@ -181,6 +181,36 @@ export const ENV_VARIABLES = [
     meaning: 'ms a request waits on Redis before `onStoreFailure` answers',
   },
   {
+    name: 'LEASE_HOT_RATE',
+    apps: limiter,
+    default: '50',
+    meaning: 'decisions/s of one cluster key on a replica before it leases capacity; 0: never',
+  },
+  {
+    name: 'LEASE_HORIZON_MS',
+    apps: limiter,
+    default: '100',
+    meaning: "ms of a hot key's expected demand one lease asks for",
+  },
+  {
+    name: 'LEASE_TTL_MS',
+    apps: limiter,
+    default: '1000',
+    meaning: 'longest ms a leased slice may be spent; unspent units then return',
+  },
+  {
+    name: 'LEASE_IDLE_MS',
+    apps: limiter,
+    default: '250',
+    meaning: 'ms without requests after which a key gives its slice back',
+  },
+  {
+    name: 'LEASE_MAX_KEYS',
+    apps: limiter,
+    default: '10000',
+    meaning: 'keys holding a lease at once on a replica; 0: never lease',
+  },
+  {
     name: 'PROVIDER_SCOPE',
     apps: limiter,
     default: 'cluster with Redis, else local',

@@ -13,6 +13,10 @@ export type Scope = (typeof SCOPES)[number];
 export const STORE_FAILURE_POLICIES = ['closed', 'open', 'local'] as const;
 export type StoreFailurePolicy = (typeof STORE_FAILURE_POLICIES)[number];
 
+/** `auto`: a hot key's capacity is leased from Redis in slices; `off`: one Redis call a decision. */
+export const LEASE_MODES = ['auto', 'off'] as const;
+export type LeaseMode = (typeof LEASE_MODES)[number];
+
 export interface LimitSpec {
   readonly name: string;
   /** `requests`, `tokens` or any other lowercase word. */
@@ -49,6 +53,8 @@ export interface QuotaSpec {
   readonly concurrency?: ConcurrencySpec;
   readonly scope?: Scope;
   readonly onStoreFailure?: StoreFailurePolicy;
+  /** Cluster scope: capacity leases for hot keys (default `auto`); concurrency is never leased. */
+  readonly lease?: LeaseMode;
   readonly shadow?: boolean;
   /**
    * Only from a GoCC file (gocc-config.ts), never written in a config: entries that match one key

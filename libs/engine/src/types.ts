@@ -37,6 +37,7 @@ export interface ConcurrencySpec {
 
 export type Scope = 'local' | 'cluster';
 export type StoreFailurePolicy = 'closed' | 'open' | 'local';
+export type LeaseMode = 'auto' | 'off';
 
 export interface QuotaSpec {
   readonly name: string;
@@ -47,6 +48,8 @@ export interface QuotaSpec {
   readonly concurrency?: ConcurrencySpec;
   readonly scope?: Scope;
   readonly onStoreFailure?: StoreFailurePolicy;
+  /** Cluster scope: a hot key's capacity leased from Redis in slices (default `auto`), or `off`. */
+  readonly lease?: LeaseMode;
   readonly shadow?: boolean;
   /**
    * GoCC's config entries, which merge in file order. On a quota with `match` (an entry): each

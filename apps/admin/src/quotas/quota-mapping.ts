@@ -1,5 +1,6 @@
 import type { ControlQuota } from '@app/contracts';
 import {
+  LeaseMode,
   Scope,
   type Algorithm,
   type Align,
@@ -28,6 +29,7 @@ export function toQuota(q: ControlQuota): Quota {
     concurrency: spec.concurrency,
     scope: (spec.scope ?? Scope.local) as Scope,
     onStoreFailure: spec.onStoreFailure as StoreFailurePolicy | undefined,
+    lease: (spec.lease ?? LeaseMode.auto) as LeaseMode,
     shadow: spec.shadow ?? false,
     version: q.version,
     updatedAt: new Date(q.updatedAt),

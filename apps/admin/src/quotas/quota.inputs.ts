@@ -1,6 +1,6 @@
 import { Field, InputType, Int } from '@nestjs/graphql';
 import { SafeInt } from '../graphql/safe-int.scalar';
-import { Algorithm, Align, Scope, StoreFailurePolicy } from './quota.types';
+import { Algorithm, Align, LeaseMode, Scope, StoreFailurePolicy } from './quota.types';
 
 @InputType()
 export class LimitInput {
@@ -39,5 +39,6 @@ export class QuotaInput {
   @Field(() => ConcurrencyInput, { nullable: true }) concurrency?: ConcurrencyInput;
   @Field(() => Scope, { nullable: true, description: 'default local' }) scope?: Scope;
   @Field(() => StoreFailurePolicy, { nullable: true }) onStoreFailure?: StoreFailurePolicy;
+  @Field(() => LeaseMode, { nullable: true, description: 'default auto' }) lease?: LeaseMode;
   @Field(() => Boolean, { nullable: true }) shadow?: boolean;
 }

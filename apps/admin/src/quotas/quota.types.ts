@@ -16,12 +16,17 @@ export enum StoreFailurePolicy {
   open = 'open',
   local = 'local',
 }
+export enum LeaseMode {
+  auto = 'auto',
+  off = 'off',
+}
 export enum Align {
   calendar = 'calendar',
 }
 registerEnumType(Algorithm, { name: 'Algorithm' });
 registerEnumType(Scope, { name: 'Scope' });
 registerEnumType(StoreFailurePolicy, { name: 'StoreFailurePolicy' });
+registerEnumType(LeaseMode, { name: 'LeaseMode' });
 registerEnumType(Align, { name: 'Align' });
 
 @ObjectType({ description: 'One limit of a quota (docs/contract.md, Concepts).' })
@@ -59,6 +64,8 @@ export class Quota {
   @Field(() => Concurrency, { nullable: true }) concurrency?: Concurrency;
   @Field(() => Scope) scope!: Scope;
   @Field(() => StoreFailurePolicy, { nullable: true }) onStoreFailure?: StoreFailurePolicy;
+  @Field(() => LeaseMode, { description: 'auto: hot keys lease capacity from Redis in slices' })
+  lease!: LeaseMode;
   @Field(() => Boolean) shadow!: boolean;
   @Field(() => Int, { description: '1 on creation, +1 on every change' }) version!: number;
   @Field(() => GraphQLISODateTime) updatedAt!: Date;

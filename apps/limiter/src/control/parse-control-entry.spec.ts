@@ -45,6 +45,15 @@ describe('parseControlEntry: quotas', () => {
     });
   });
 
+  it('carries the lease mode the admin set', () => {
+    const off: ControlQuota = { ...quota, spec: { ...quota.spec, lease: 'off' } };
+    const { key: written, value } = encodeEntry({ kind: 'quota', quota: off });
+    expect(parseControlEntry(written, value)).toEqual({
+      ok: true,
+      entry: { kind: 'quota', quota: off },
+    });
+  });
+
   it.each([
     ['not json', 'is not JSON'],
     ['[1]', 'must be an object { spec, version, updatedAt }'],
@@ -59,6 +68,7 @@ describe('parseControlEntry: quotas', () => {
     [specValue({ limits: [{ name: 'rps', limit: 1, window: 'soon' }] }), 'spec.limits[0].window:'],
     [specValue({ match: 're:(' }), 'spec.match:'],
     [specValue({ scope: 'galaxy' }), 'spec.scope:'],
+    [specValue({ lease: 'sometimes' }), 'spec.lease: must be one of: auto, off'],
     [specValue({ maxsize: 3 }), 'spec.maxsize: is not a known field'],
     [specValue({ name: 'other' }), `spec.name: "other" belongs under ${quotaEntryKey('other')}`],
   ])('refuses %s naming the field', (value, reason) => {

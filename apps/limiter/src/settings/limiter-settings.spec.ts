@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePki } from '../../../../test/support/pki';
-import { readLimiterSettings, readRedisCluster } from './limiter-settings';
+import { DEFAULT_LEASE_SETTINGS, readLimiterSettings, readRedisCluster } from './limiter-settings';
 
 const seed = { REDIS_URL: 'redis://a:7000' };
 
@@ -99,6 +99,55 @@ describe('the HTTP and shutdown bounds', () => {
     ['HTTP_MAX_CONNECTIONS', '-5'],
   ])('refuses %s=%s, naming the variable', (name, raw) => {
     expect(() => readLimiterSettings({ [name]: raw })).toThrow(name);
+  });
+});
+
+describe('the LEASE_* variables', () => {
+  it('default to 50 decisions/s, a 100 ms horizon, 1 s TTL, 250 ms idle and 10 000 keys', () => {
+    expect(readLimiterSettings({}).lease).toEqual({
+      hotRate: 50,
+      horizonMs: 100,
+      ttlMs: 1_000,
+      idleMs: 250,
+      maxKeys: 10_000,
+    });
+    expect(readLimiterSettings({}).lease).toEqual(DEFAULT_LEASE_SETTINGS);
+  });
+
+  it.each<[string, keyof typeof DEFAULT_LEASE_SETTINGS, string, number]>([
+    ['LEASE_HOT_RATE', 'hotRate', '0', 0], // never lease
+    ['LEASE_HOT_RATE', 'hotRate', '1000000', 1_000_000],
+    ['LEASE_HOT_RATE', 'hotRate', ' 200 ', 200],
+    ['LEASE_HORIZON_MS', 'horizonMs', '1', 1],
+    ['LEASE_HORIZON_MS', 'horizonMs', '60000', 60_000],
+    ['LEASE_TTL_MS', 'ttlMs', '10', 10],
+    ['LEASE_TTL_MS', 'ttlMs', '60000', 60_000],
+    ['LEASE_IDLE_MS', 'idleMs', '1', 1],
+    ['LEASE_IDLE_MS', 'idleMs', '60000', 60_000],
+    ['LEASE_MAX_KEYS', 'maxKeys', '0', 0],
+    ['LEASE_MAX_KEYS', 'maxKeys', '1000000', 1_000_000],
+    ['LEASE_MAX_KEYS', 'maxKeys', '', 10_000], // empty: the default
+  ])('%s=%j gives %s %s', (name, field, raw, expected) => {
+    expect(readLimiterSettings({ [name]: raw }).lease[field]).toBe(expected);
+  });
+
+  it.each([
+    ['LEASE_HOT_RATE', '-1', '0..1000000'],
+    ['LEASE_HOT_RATE', '1000001', '0..1000000'],
+    ['LEASE_HOT_RATE', '2.5', '0..1000000'],
+    ['LEASE_HORIZON_MS', '0', '1..60000'],
+    ['LEASE_HORIZON_MS', '60001', '1..60000'],
+    ['LEASE_TTL_MS', '9', '10..60000'],
+    ['LEASE_TTL_MS', '60001', '10..60000'],
+    ['LEASE_TTL_MS', '1s', '10..60000'],
+    ['LEASE_IDLE_MS', '0', '1..60000'],
+    ['LEASE_IDLE_MS', '60001', '1..60000'],
+    ['LEASE_MAX_KEYS', '1000001', '0..1000000'],
+    ['LEASE_MAX_KEYS', 'many', '0..1000000'],
+  ])('refuses %s=%s, naming the variable and its range', (name, raw, range) => {
+    expect(() => readLimiterSettings({ [name]: raw })).toThrow(
+      `${name} must be an integer ${range}, got "${raw}"`,
+    );
   });
 });
 

@@ -58,7 +58,31 @@ export interface LimiterSettings {
   readonly httpRequestTimeoutMs: number;
   /** HTTP_MAX_CONNECTIONS: connections beyond this many open ones are closed at once. */
   readonly httpMaxConnections: number;
+  /** LEASE_*: when and how cluster quotas' hot keys lease capacity from Redis. */
+  readonly lease: LeaseSettings;
 }
+
+/** Capacity leases of cluster scope (docs/contract.md, Environment: LEASE_*). */
+export interface LeaseSettings {
+  /** LEASE_HOT_RATE: decisions/s of one (quota, key) on this replica before it leases; 0: never. */
+  readonly hotRate: number;
+  /** LEASE_HORIZON_MS: how far ahead a lease's slice is sized for the key's demand. */
+  readonly horizonMs: number;
+  /** LEASE_TTL_MS: the longest a slice may be spent; Redis reclaims what is left after it. */
+  readonly ttlMs: number;
+  /** LEASE_IDLE_MS: a key without requests this long gives its slice back. */
+  readonly idleMs: number;
+  /** LEASE_MAX_KEYS: keys leasing at once on this replica; 0: never lease. */
+  readonly maxKeys: number;
+}
+
+export const DEFAULT_LEASE_SETTINGS: LeaseSettings = {
+  hotRate: 50,
+  horizonMs: 100,
+  ttlMs: 1_000,
+  idleMs: 250,
+  maxKeys: 10_000,
+};
 
 /** Defaults of the HTTP and shutdown bounds (docs/operations.md, "HTTP clients" and "SIGTERM"). */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
@@ -117,6 +141,21 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
       DEFAULT_HTTP_MAX_CONNECTIONS,
       1_000_000,
     ),
+    lease: readLeaseSettings(env),
+  };
+}
+
+function readLeaseSettings(env: Env): LeaseSettings {
+  const d = DEFAULT_LEASE_SETTINGS;
+  const read = (name: EnvName, fallback: number, min: number, max: number) =>
+    parsePositiveInt(name, env[name], fallback, max, min);
+  return {
+    hotRate: read('LEASE_HOT_RATE', d.hotRate, 0, 1_000_000),
+    horizonMs: read('LEASE_HORIZON_MS', d.horizonMs, 1, 60_000),
+    // At least 10 ms: a slice must outlive the Redis round trip that grants it.
+    ttlMs: read('LEASE_TTL_MS', d.ttlMs, 10, 60_000),
+    idleMs: read('LEASE_IDLE_MS', d.idleMs, 1, 60_000),
+    maxKeys: read('LEASE_MAX_KEYS', d.maxKeys, 0, 1_000_000),
   };
 }
 

@@ -179,6 +179,14 @@ describe('config file: refused files name the line and the field', () => {
       '3 quotas[0].onStoreFailure',
       /closed, open, local/,
     ],
+    ['bad lease mode', 'quotas:\n  - name: a\n    lease: on\n', '3 quotas[0].lease', /auto, off/],
+    [
+      'lease mode as a boolean',
+      'quotas:\n  - name: a\n    lease: false\n',
+      '3 quotas[0].lease',
+      /auto, off/,
+    ],
+    ['bad lease mode in defaults', 'defaults:\n  lease: never\n', '2 defaults.lease', /auto, off/],
     [
       'shadow as string',
       'quotas:\n  - name: a\n    shadow: "yes"\n',

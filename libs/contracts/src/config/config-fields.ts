@@ -10,6 +10,7 @@ const POLICY_FIELDS = [
   'concurrency',
   'scope',
   'onStoreFailure',
+  'lease',
   'shadow',
 ] as const;
 

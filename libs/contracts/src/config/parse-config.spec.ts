@@ -95,6 +95,18 @@ describe('config file: this project format', () => {
     ]);
   });
 
+  it('reads lease: off or auto in a quota and in defaults, and leaves it out when absent', () => {
+    const config = parseConfigFile(
+      'defaults:\n  lease: off\nquotas:\n  - name: a\n    lease: auto\n  - name: b\n',
+    );
+    expect(config.quotas.map((q) => [q.name, q.lease])).toEqual([
+      ['default', 'off'],
+      ['a', 'auto'],
+      ['b', undefined],
+    ]);
+    expect('lease' in config.quotas[2]!).toBe(false);
+  });
+
   it('takes a complete quota named default in place of the built-in one', () => {
     const config = parseConfigFile(
       'quotas:\n  - name: default\n    limits: [{ name: rpm, limit: 60, window: 1m }]\n  - name: other\n',

@@ -1,5 +1,6 @@
 import { matchPatternProblem } from '../key-match';
 import {
+  LEASE_MODES,
   SCOPES,
   STORE_FAILURE_POLICIES,
   type ConcurrencySpec,
@@ -99,9 +100,11 @@ function readPolicy(mapping: Mapping, path: ConfigPath, issues: IssueList): Part
     issues,
     STORE_FAILURE_POLICIES,
   );
+  const lease = readChoice(mapping, 'lease', path, issues, LEASE_MODES);
   const shadow = readBoolean(mapping, 'shadow', path, issues);
   if (scope !== undefined) policy.scope = scope;
   if (onStoreFailure !== undefined) policy.onStoreFailure = onStoreFailure;
+  if (lease !== undefined) policy.lease = lease;
   if (shadow !== undefined) policy.shadow = shadow;
   return policy;
 }

@@ -31,6 +31,7 @@ export type EngineCompatibility = [
   Expect<IsSameShape<Quota.AlgorithmName, Engine.AlgorithmName>>,
   Expect<IsSameShape<Quota.Scope, Engine.Scope>>,
   Expect<IsSameShape<Quota.StoreFailurePolicy, Engine.StoreFailurePolicy>>,
+  Expect<IsSameShape<Quota.LeaseMode, Engine.LeaseMode>>,
   // Requests flow one way: what the validators return must be accepted by the engine.
   Expect<IsAssignable<AcquireRequest, Engine.AcquireInput>>,
   Expect<IsAssignable<NormalisedAcquire, Engine.AcquireInput>>,
