@@ -117,7 +117,7 @@ export class ClusterScope {
       }
       const { limits } = compileQuota(spec);
       // A release on any replica must free a concurrency lease at once: only Redis can.
-      const leasable = (spec as { lease?: string }).lease !== 'off' && !spec.concurrency;
+      const leasable = spec.lease !== 'off' && spec.concurrency === undefined;
       const entry = { name: spec.name, limits, concurrency: spec.concurrency, spec, leasable };
       served.set(spec.name, entry);
     }

@@ -97,6 +97,7 @@ export class LimiterService implements OnModuleDestroy {
         ),
         storeFailureAnswer((input, op) => this.decideLocally(input, op)),
         `${Math.random().toString(36).slice(2, 8)}.`,
+        { ...settings.lease, replicas: settings.replicas },
       );
     }
     this.arm(this.clock.now() + SWEEP_MS);

@@ -36,11 +36,10 @@ export interface LeaseHost {
   again(q: ClusterQuotaEntry, p: Pending): Promise<Decision>;
 }
 
-/** Units per outcome since start (metrics): granted, spent, returned by give-back. */
+/** Since start (metrics): grants, units granted and given back, decisions made from slices. */
 export interface LeaseCounters {
   grants: number;
   granted: number;
-  spent: number;
   returned: number;
   admitted: number;
   refused: number;
@@ -70,7 +69,6 @@ export class LeaseBook {
   readonly counters: LeaseCounters = {
     grants: 0,
     granted: 0,
-    spent: 0,
     returned: 0,
     admitted: 0,
     refused: 0,

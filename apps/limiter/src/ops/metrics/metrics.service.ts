@@ -174,6 +174,46 @@ export class MetricsService {
         this.inc(cluster?.failures ?? 0);
       },
     });
+    const leases = cluster?.leases;
+    new Gauge({
+      name: 'ratelimit_lease_keys',
+      help: 'Cluster-scope (quota, key)s this replica decides from a capacity lease',
+      registers,
+      collect() {
+        this.set(leases?.keys ?? 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_lease_decisions_total',
+      help: 'Cluster-scope decisions made from a capacity lease, without a Redis call',
+      labelNames: ['result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('admitted').inc(leases?.counters.admitted ?? 0);
+        this.labels('refused').inc(leases?.counters.refused ?? 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_lease_grants_total',
+      help: 'Capacity leases granted by Redis to this replica',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(leases?.counters.grants ?? 0);
+      },
+    });
+    new Counter({
+      name: 'ratelimit_lease_units_total',
+      help: 'Capacity units leased (granted), and given back unspent (returned)',
+      labelNames: ['outcome'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.labels('granted').inc(leases?.counters.granted ?? 0);
+        this.labels('returned').inc(leases?.counters.returned ?? 0);
+      },
+    });
     new Gauge({
       name: 'ratelimit_persistence_last_write_timestamp_seconds',
       help: 'When usage was last written to DATA_DIR (0: never)',
