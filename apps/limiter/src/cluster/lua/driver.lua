@@ -444,7 +444,9 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   end
   local seq = c.seq
   c.seq = seq + 1
-  c.grants[holder] = { seq, now, expiresAt, granted, untils }
+  -- Kept a TTL past the last deadline: unspent units may still come back after it (the holder
+  -- stops spending at the deadline), and a token bucket's hold ends then at the latest.
+  c.grants[holder] = { seq, now, expiresAt + ttlMs, granted, untils }
   c.grantsDirty, c.dirty = true, true
   return reply(c, 0, 0, 0, seq, states), granted, untils
 end
@@ -528,7 +530,10 @@ for _, k in ipairs(order) do
     end
     for _, lease in ipairs(c.leases) do until_ = math.max(until_, lease[2]) end
     local grants = next(c.grants) ~= nil
-    for _, g in pairs(c.grants) do until_ = math.max(until_, g[3]) end
+    -- A hold keeps a token bucket from refilling: after it ends the deficit still has to refill,
+    -- which takes at most as long as it would from now.
+    local idleSpan = math.max(0, until_ - now)
+    for _, g in pairs(c.grants) do until_ = math.max(until_, g[3] + idleSpan) end
     if c.statsUntil then until_ = math.max(until_, c.statsUntil) end
     if c.grantsDirty then
       if grants then
