@@ -103,8 +103,10 @@ type Step =
 
 interface Lease {
   readonly until: number;
-  /** Instants the holder means to spend a unit at, in order: as many as the grant covers. */
-  readonly spends: readonly number[];
+  /** Units the holder means to spend: as many as the grant covers are. */
+  readonly demand: number;
+  /** Instants the holder spends at, before until, in order; unit j at instants[j % length]. */
+  readonly instants: readonly number[];
 }
 
 interface Schedule {
@@ -164,11 +166,12 @@ function schedule(l: ScriptLimit, seed: number): Schedule {
     const until = deadline(l, x, ttlMs, horizonMs);
     // Demand past the grant is spent only as far as the grant goes.
     const demand = overload ? 2 * want : int(Math.ceil(want * 1.5) + 1);
-    const spends = Array.from({ length: demand }, () => x + int(until - x)).sort((a, b) => a - b);
+    const instants = Array.from({ length: Math.min(demand, 8) }, () => x + int(until - x));
+    instants.sort((a, b) => a - b);
     id++;
     push({ op: 'grant', at: x, id, holder: holder[r]!, want, need: 1, n: rand() < 0.5 ? 3 : 1 });
-    leases.set(id, { until, spends });
-    const last = spends.length > 0 ? spends[spends.length - 1]! : x;
+    leases.set(id, { until, demand, instants });
+    const last = instants.length > 0 ? instants[instants.length - 1]! : x;
     if (rand() < 0.75) {
       // Gives back after its last spend: early (idle), at the deadline (renewal), or late (by
       // then the record may have expired, and nothing is given back).
@@ -200,7 +203,8 @@ function run(s: Schedule, answered: number[][], wrong: string[]): number[] {
       if (until !== lease.until) wrong.push(`seed ${s.seed} step ${i}: until ${until}, not ${lease.until}`);
       if (g > step.want) wrong.push(`seed ${s.seed} step ${i}: granted ${g} > want ${step.want}`);
       granted.set(step.id, g);
-      spent.push(...lease.spends.slice(0, g));
+      const n = Math.min(g, lease.demand);
+      for (let j = 0; j < n; j++) spent.push(lease.instants[j % lease.instants.length]!);
     } else if (a[0] === 1) {
       const g = granted.get(step.id)!;
       if (a[1] !== g - Math.min(step.spent, g)) wrong.push(`seed ${s.seed} step ${i}: gave back ${a[1]}`);
