@@ -144,7 +144,9 @@ function schedule(l: ScriptLimit, seed: number): Schedule {
   // Half of them overloaded: every holder means to spend more than it can be granted.
   const overload = seed % 2 === 0;
   const takeGap = 1 + int(40);
-  const maxWant = 2 + int(l.capacity);
+  // Overloaded holders want small shares, so a grant that charged more than it hands out would
+  // leave the limit unfilled (one grant of everything would fill it anyway).
+  const maxWant = overload ? 2 + int(Math.ceil(l.capacity / 4)) : 2 + int(l.capacity);
   const start = T0 + int(W);
   const planned: { step: Step; order: number }[] = [];
   const leases = new Map<number, Lease>();
