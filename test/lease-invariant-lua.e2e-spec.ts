@@ -78,7 +78,11 @@ interface Subject {
 
 const SUBJECTS: readonly Subject[] = [
   { name: 'fixed_window', limits: [spec('fixed_window', 50)], kind: 'fixed' },
-  { name: 'sliding_window, a log of requests', limits: [spec('sliding_window', 40)], kind: 'sliding' },
+  {
+    name: 'sliding_window, a log of requests',
+    limits: [spec('sliding_window', 40)],
+    kind: 'sliding',
+  },
   {
     name: 'sliding_window, a log of (instant, cost) that overflows and merges',
     limits: [
@@ -88,7 +92,11 @@ const SUBJECTS: readonly Subject[] = [
     kind: 'sliding',
   },
   { name: 'sliding_window in sub-buckets', limits: [spec('sliding_window', 300)], kind: 'sliding' },
-  { name: 'token_bucket with a burst', limits: [spec('token_bucket', 100, { burst: 30 })], kind: 'bucket' },
+  {
+    name: 'token_bucket with a burst',
+    limits: [spec('token_bucket', 100, { burst: 30 })],
+    kind: 'bucket',
+  },
   { name: 'token_bucket', limits: [spec('token_bucket', 40)], kind: 'bucket' },
 ];
 
@@ -202,14 +210,16 @@ function run(s: Schedule, answered: number[][], wrong: string[]): number[] {
       const [g, until] = a as [number, number];
       if (g === 0) return;
       const lease = s.leases.get(step.id)!;
-      if (until !== lease.until) wrong.push(`seed ${s.seed} step ${i}: until ${until}, not ${lease.until}`);
+      if (until !== lease.until)
+        wrong.push(`seed ${s.seed} step ${i}: until ${until}, not ${lease.until}`);
       if (g > step.want) wrong.push(`seed ${s.seed} step ${i}: granted ${g} > want ${step.want}`);
       granted.set(step.id, g);
       const n = Math.min(g, lease.demand);
       for (let j = 0; j < n; j++) spent.push(lease.instants[j % lease.instants.length]!);
     } else if (a[0] === 1) {
       const g = granted.get(step.id)!;
-      if (a[1] !== g - Math.min(step.spent, g)) wrong.push(`seed ${s.seed} step ${i}: gave back ${a[1]}`);
+      if (a[1] !== g - Math.min(step.spent, g))
+        wrong.push(`seed ${s.seed} step ${i}: gave back ${a[1]}`);
     }
   });
   return spent.sort((a, b) => a - b);
@@ -297,27 +307,31 @@ describe('capacity leases in the Lua algorithms: seeded schedules of 3 replicas 
     await redis.quit();
   });
 
-  it.each(SUBJECTS)('$name: nothing spent exceeds the limit, and overload fills it', async (subject) => {
-    const l = scriptLimit(subject.limits);
-    let best = 0;
-    let units = 0;
-    const wrong: string[] = [];
-    for (let k = 0; k < SCHEDULES; k++) {
-      const s = schedule(l, 1000 * SUBJECTS.indexOf(subject) + k);
-      const input = { limit: l, ttlMs: s.ttlMs, horizonMs: s.horizonMs, steps: s.steps };
-      const answered = (await redis.eval(RUNNER, 0, JSON.stringify(input))) as number[][];
-      const spent = run(s, answered, wrong);
-      units += spent.length;
-      const { over, peak } = measure(l, subject.kind, spent);
-      if (over) wrong.push(`seed ${s.seed} (ttlMs ${s.ttlMs}, horizonMs ${s.horizonMs}): over the limit`);
-      if (s.overload && !s.takes) best = Math.max(best, peak);
-    }
-    expect(wrong).toEqual([]);
-    // Grants alone (no plain requests) fill the limit in some overloaded schedule: a grant that
-    // charged more than it hands out would not.
-    expect(best).toBeGreaterThanOrEqual(0.9);
-    expect(units).toBeGreaterThan(SCHEDULES * l.limit * 0.5);
-  });
+  it.each(SUBJECTS)(
+    '$name: nothing spent exceeds the limit, and overload fills it',
+    async (subject) => {
+      const l = scriptLimit(subject.limits);
+      let best = 0;
+      let units = 0;
+      const wrong: string[] = [];
+      for (let k = 0; k < SCHEDULES; k++) {
+        const s = schedule(l, 1000 * SUBJECTS.indexOf(subject) + k);
+        const input = { limit: l, ttlMs: s.ttlMs, horizonMs: s.horizonMs, steps: s.steps };
+        const answered = (await redis.eval(RUNNER, 0, JSON.stringify(input))) as number[][];
+        const spent = run(s, answered, wrong);
+        units += spent.length;
+        const { over, peak } = measure(l, subject.kind, spent);
+        if (over)
+          wrong.push(`seed ${s.seed} (ttlMs ${s.ttlMs}, horizonMs ${s.horizonMs}): over the limit`);
+        if (s.overload && !s.takes) best = Math.max(best, peak);
+      }
+      expect(wrong).toEqual([]);
+      // Grants alone (no plain requests) fill the limit in some overloaded schedule: a grant that
+      // charged more than it hands out would not.
+      expect(best).toBeGreaterThanOrEqual(0.9);
+      expect(units).toBeGreaterThan(SCHEDULES * l.limit * 0.5);
+    },
+  );
 });
 
 // ------------------------------------------------------------------------- a table of instants
