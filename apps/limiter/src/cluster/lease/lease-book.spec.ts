@@ -135,7 +135,8 @@ function setup(options: Partial<LeaseOptions> = {}) {
   /** Admits and expects a sync answer. */
   const now = (input = req(), counted = true): Decision => {
     const d = admit(input, counted);
-    if (d === undefined || d instanceof Promise) throw new Error(`not decided now: ${String(d)}`);
+    if (d === undefined || d instanceof Promise)
+      throw new Error(`not decided now: ${d === undefined ? 'not leased' : 'waits'}`);
     return d;
   };
   /** Admits and expects to wait for a grant. */
@@ -538,12 +539,9 @@ describe('LeaseBook: release and usage of its own admissions', () => {
     expect(store.settles).toEqual([
       { key: 'k', chargedAt: R, until: [R + 100, R + 100], delta: [-1, -10] },
     ]);
-    const b = admit();
-    expect(b).toBeInstanceOf(Promise);
-    const second = (await (async () => {
-      store.calls[1]!.resolve(grant(8, [2, 500], 100, R + 99));
-      return b;
-    })())!.requestId;
+    const b = later();
+    store.calls[1]!.resolve(grant(8, [2, 500], 100, R + 99));
+    const second = (await b).requestId;
     const third = admit();
     expect(third).toMatchObject({ allowed: true });
     // A renewal in flight: `second`'s grant went back with the ask.
