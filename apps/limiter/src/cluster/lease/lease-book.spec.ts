@@ -566,3 +566,31 @@ describe('LeaseBook: release and usage of its own admissions', () => {
     expect(store.settles).toEqual([]);
   });
 });
+
+describe('LeaseBook: requests that cost nothing', () => {
+  /** driver.lua's answer to an ask that wants nothing: code 0, no grant (seq 0), untils 0. */
+  const empty: LeaseGrant = { outcome: outcome({ seq: 0 }), granted: [0, 0], until: [0, 0] };
+
+  it('a new slice does not ask for an empty grant: Redis decides the request', async () => {
+    const { admit, store } = setup();
+    const d = admit(req(0, 0));
+    // Before the fix: the ask wanted [0, 0], Redis granted nothing, and the book asked again
+    // after each reply, forever, never answering the request.
+    for (let i = 0; i < 5 && store.calls.length > i; i++) {
+      store.calls[i]!.resolve(empty);
+      await settled();
+    }
+    expect(store.asks.map((a) => a.want)).toEqual([]);
+    expect(d).toBeUndefined();
+  });
+
+  it('a live slice admits it; behind waiters it goes to Redis', async () => {
+    const { later, admit, store } = setup();
+    const a = later(req(1, 10));
+    expect(admit(req(0, 0))).toBeUndefined();
+    store.calls[0]!.resolve(grant(7, [1, 10]));
+    await a;
+    expect(admit(req(0, 0))).toMatchObject({ allowed: true });
+    expect(store.calls).toHaveLength(1);
+  });
+});
