@@ -61,10 +61,10 @@ export class LeaseBook {
   private next = 0;
   private readonly receiptIds = new Float64Array(RECEIPTS).fill(-1);
   private readonly receiptSeqs = new Float64Array(RECEIPTS);
-  private readonly receiptSlices: (Slice | undefined)[] = new Array(RECEIPTS);
-  private readonly receiptCosts: (Cost | undefined)[] = new Array(RECEIPTS);
+  private readonly receiptSlices = new Array<Slice | undefined>(RECEIPTS);
+  private readonly receiptCosts = new Array<Cost | undefined>(RECEIPTS);
   private readonly receiptAt = new Float64Array(RECEIPTS);
-  private readonly receiptUntil: (readonly number[] | undefined)[] = new Array(RECEIPTS);
+  private readonly receiptUntil = new Array<readonly number[] | undefined>(RECEIPTS);
   private readonly sweeper: NodeJS.Timeout | undefined;
   readonly counters: LeaseCounters = {
     grants: 0,
@@ -235,7 +235,7 @@ export class LeaseBook {
 
   private add(q: ClusterQuotaEntry, key: string, now: number): Slice {
     let keys = this.slices.get(q.name);
-    if (keys === undefined) this.slices.set(q.name, (keys = new Map()));
+    if (keys === undefined) this.slices.set(q.name, (keys = new Map<string, Slice>()));
     const slice = new Slice(q, key, now);
     keys.set(key, slice);
     this.count++;
