@@ -117,6 +117,8 @@ export class LeaseBook {
       const d = this.fromSlice(slice, input, requestId, counted, now);
       if (d !== undefined) return d;
     }
+    // Costing nothing, it needs no grant: asked for, an empty one would be asked for again forever.
+    if (slice.q.limits.every((l) => costFor(input.cost, l.unit) === 0)) return undefined;
     return new Promise<Decision>((resolve) => {
       slice.pending.push({ input, requestId, counted, resolve });
       if (!slice.asking) this.ask(slice, now);
