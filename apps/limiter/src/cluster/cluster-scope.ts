@@ -390,12 +390,25 @@ export class ClusterScope {
     cost: Cost,
   ): Promise<KeyStats | undefined> {
     if (this.leases?.owns(requestId) === true) {
-      // Settled in its slice or in Redis; the reply is the key's stats as Redis holds them.
-      return this.leases
+      // Settled in its slice or in Redis; the reply is the key's stats as Redis holds them. A
+      // receipt this replica no longer has is charged whole in Redis, as any unknown id is.
+      const leases = this.leases;
+      return leases
         .usage(requestId!, cost)
-        .then(() => this.stats(q, key))
+        .then((settled) =>
+          settled ? this.stats(q, key) : this.usageInRedis(q, key, requestId, cost),
+        )
         .catch((e: unknown) => this.failed(e));
     }
+    return this.usageInRedis(q, key, requestId, cost);
+  }
+
+  private usageInRedis(
+    q: ClusterQuotaEntry,
+    key: string,
+    requestId: string | undefined,
+    cost: Cost,
+  ): Promise<KeyStats | undefined> {
     return this.pool
       .storeFor(key)
       .usage(q, key, requestId, cost)

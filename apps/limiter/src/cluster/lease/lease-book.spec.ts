@@ -459,7 +459,7 @@ describe('LeaseBook: revoke', () => {
     expect(again.map((p) => p.requestId)).toEqual(['id0', 'id1']);
   });
 
-  it('nothing is spent from a revoked slice; its admissions settle in Redis', async () => {
+  it('nothing is spent from a revoked slice; its admissions are no longer its own', async () => {
     const { later, now, store, book } = setup();
     const a = later();
     store.calls[0]!.resolve(grant(7, [5, 500]));
@@ -468,10 +468,10 @@ describe('LeaseBook: revoke', () => {
     book.revoke(['q']);
     expect(later()).toBeInstanceOf(Promise);
     expect(store.asks[1]).toMatchObject({ prevSeq: 0, unspent: [0, 0], approved: 0 });
-    expect(await book.release(admitted)).toBe(true);
-    expect(store.settles).toEqual([
-      { key: 'k', chargedAt: R, until: [R + 1_000, R + 1_000], delta: [-1, -10] },
-    ]);
+    // The quota changed: its old layout must never be written to Redis again. The units stay
+    // counted (under, never over).
+    expect(await book.release(admitted)).toBe(false);
+    expect(store.settles).toEqual([]);
   });
 });
 

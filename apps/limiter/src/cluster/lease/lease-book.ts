@@ -66,6 +66,9 @@ export class LeaseBook {
   private readonly receiptAt = new Float64Array(RECEIPTS);
   private readonly receiptUntil = new Array<readonly number[] | undefined>(RECEIPTS);
   private readonly sweeper: NodeJS.Timeout | undefined;
+  /** Grant calls in flight: shutdown waits for them, then gives their slices back. */
+  private readonly asks = new Set<Promise<void>>();
+  private closed = false;
   readonly counters: LeaseCounters = {
     grants: 0,
     granted: 0,
@@ -186,6 +189,9 @@ export class LeaseBook {
   /** Shutdown: every slice's unspent units go back to Redis (bounded by the store's timeout). */
   async close(): Promise<void> {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.closed = true;
+    // A grant in flight is served to its requests, then given back with the others.
+    await Promise.allSettled([...this.asks]);
     const calls: Promise<unknown>[] = [];
     for (const keys of this.slices.values()) {
       for (const slice of keys.values()) {
@@ -261,22 +267,28 @@ export class LeaseBook {
       let queued = 0;
       for (const p of slice.pending) queued += costFor(p.input.cost, unit);
       need.push(costFor(slice.pending[0]?.input.cost, unit));
-      const rate = (slice.offered[i]! * 1000) / elapsed;
+      // The first ask has no history: the key just crossed LEASE_HOT_RATE, so that is its rate.
+      const rate = slice.measured
+        ? (slice.offered[i]! * 1000) / elapsed
+        : this.options.hotRate * need[i]!;
       slice.rate[i] = slice.rate[i] === 0 ? rate : (slice.rate[i]! + rate) / 2;
       slice.offered[i] = 0;
       want.push(Math.max(queued, Math.ceil((slice.rate[i]! * this.options.horizonMs) / 1000)));
     }
     slice.askedAt = now;
+    slice.measured = true;
     const ask = this.askOf(slice, want, need);
     slice.left.fill(0);
     const askedAt = now;
-    this.host
+    const call = this.host
       .storeFor(slice.key)
       .lease(slice.q, slice.key, ask)
       .then(
         (grant) => this.granted(slice, grant, askedAt),
         (error: unknown) => this.failed(slice, error),
       );
+    this.asks.add(call);
+    void call.finally(() => this.asks.delete(call));
   }
 
   /** The lease call's arguments; gives back what is left of the slice (taken from it now). */
@@ -318,7 +330,7 @@ export class LeaseBook {
       slice.pending.shift();
       p.resolve(d);
     }
-    if (slice.pending.length > 0) this.ask(slice, now);
+    if (slice.pending.length > 0 && !this.closed) this.ask(slice, now);
   }
 
   private failed(slice: Slice, error: unknown): void {
@@ -330,7 +342,11 @@ export class LeaseBook {
       this.count--;
     }
     for (const p of slice.pending.splice(0)) {
-      void Promise.resolve(this.host.failed(slice.q, p, error)).then(p.resolve);
+      // A revoked slice's requests are decided afresh under the quota now in force.
+      const answer = slice.revoked
+        ? this.host.again(slice.q, p)
+        : this.host.failed(slice.q, p, error);
+      void Promise.resolve(answer).then(p.resolve);
     }
   }
 
@@ -363,7 +379,9 @@ export class LeaseBook {
     const n = parseInt(requestId.slice(this.holder.length + 1), 36);
     if (!Number.isSafeInteger(n) || n < 0) return -1;
     const slot = n % RECEIPTS;
-    return this.receiptIds[slot] === n ? slot : -1;
+    // A revoked slice's quota changed: its old layout must not be written to Redis again.
+    if (this.receiptIds[slot] !== n || this.receiptSlices[slot]!.revoked) return -1;
+    return slot;
   }
 
   /** A receipt's cost changed by `delta` per limit: within its live grant, or in Redis. */

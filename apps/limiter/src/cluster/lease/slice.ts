@@ -32,6 +32,8 @@ export class Slice {
   offered: number[];
   rate: number[];
   askedAt: number;
+  /** Whether an ask measured the demand yet (the first has nothing to measure over). */
+  measured = false;
   readonly pending: Pending[] = [];
   asking = false;
   revoked = false;
