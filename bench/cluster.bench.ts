@@ -314,6 +314,7 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
     const k = scope.leases!.counters;
     return k.admitted + k.refused;
   };
+  let leaseKeys = 0;
   const figure = async (
     ours: (i: number) => unknown,
     theirs: (i: number) => Promise<unknown>,
@@ -329,6 +330,7 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
       await raw.config('RESETSTAT');
       const before = leased();
       const mine = await syncAwareLoop(ours, SECONDS);
+      leaseKeys = scope.leases!.keys;
       oc.push((await scriptCalls(raw)) / mine.done);
       share.push((leased() - before) / mine.done);
       o.push(mine.rate);
@@ -354,7 +356,6 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
     (i) => scope.acquire(zipfEntry, zipfInputs[draws[i & mask]!]!),
     (i) => raw.evalsha(sha, 1, rawZipf[draws[i & mask]!]!, HUGE, HUGE, 1),
   );
-  const leaseKeys = scope.leases!.keys;
   await scope.close();
 
   const lease = DEFAULT_LEASE_SETTINGS;
@@ -365,7 +366,7 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
     `Capacity leases (LEASE_HOT_RATE ${lease.hotRate}, HORIZON ${lease.horizonMs} ms, TTL ${lease.ttlMs} ms, IDLE ${lease.idleMs} ms, MAX_KEYS ${lease.maxKeys}; one replica), token bucket of ${fmt(HUGE)}/s, ${IN_FLIGHT} calls outstanding each, median of ${ROUNDS} rounds of ${SECONDS}s, alternating.`,
   );
   console.log(
-    `Zipf keys: ${fmt(ZIPF_KEYS)} keys, s = ${ZIPF_S}, ${fmt(ZIPF_DRAWS)} draws (seeded); the top key ${pct(topShare(draws, 1))} of them, the top 100 ${pct(topShare(draws, 100))}; ${fmt(leaseKeys)} keys held slices at the end.`,
+    `Zipf keys: ${fmt(ZIPF_KEYS)} keys, s = ${ZIPF_S}, ${fmt(ZIPF_DRAWS)} draws (seeded); the top key ${pct(topShare(draws, 1))} of them, the top 100 ${pct(topShare(draws, 100))}; ${fmt(leaseKeys)} keys held slices at the end of its last round.`,
   );
   console.log('');
   console.log(
@@ -382,20 +383,24 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
 
 /** Stranded capacity under steady overload, three replicas (bench/cluster/stranded.ts). */
 async function stranded(run: string): Promise<void> {
-  const result = await strandedRun(REDIS_URL, run, STRANDED_WINDOWS);
+  const leased = await strandedRun(REDIS_URL, run, STRANDED_WINDOWS, true);
+  const redis = await strandedRun(REDIS_URL, run, STRANDED_WINDOWS, false);
   console.log('');
   console.log(
-    `Stranded capacity: three ClusterScopes (three RedisPools, LEASE defaults) in one process, one key per algorithm, each replica offering the limit per second (3x overload), ${STRANDED_WINDOWS} windows of 1 s after the first; ${(result.leasedShare * 100).toFixed(1)}% of decisions made from slices.`,
+    `Stranded capacity: three ClusterScopes (three RedisPools, LEASE defaults) in one process, one key per algorithm, each replica offering the limit per second (3x overload), ${STRANDED_WINDOWS} windows of 1 s after the first; ${(leased.leasedShare * 100).toFixed(1)}% of decisions made from slices. Peer: the same run without leases (a Redis call per decision).`,
   );
   console.log('');
   console.log(
-    '| algorithm, limit | offered per window | admitted / limit, min | admitted / limit, median | stranded (1 - admitted / limit, all windows) |',
+    '| algorithm, limit | offered per window | admitted / limit, min | admitted / limit, median | stranded (1 - admitted / limit, all windows) | without leases: min, median, stranded |',
   );
-  console.log('|---|---:|---:|---:|---:|');
-  for (const r of result.rows) {
-    const mean = r.ratios.reduce((a, b) => a + b, 0) / r.ratios.length;
+  console.log('|---|---:|---:|---:|---:|---|');
+  const ratio = (v: number): string => v.toFixed(3);
+  const strandedOf = (ratios: number[]): string =>
+    ratio(1 - ratios.reduce((a, b) => a + b, 0) / ratios.length);
+  for (const [i, r] of leased.rows.entries()) {
+    const p = redis.rows[i]!.ratios;
     console.log(
-      `| ${r.label} | ${fmt(r.offered)} | ${Math.min(...r.ratios).toFixed(3)} | ${median(r.ratios).toFixed(3)} | ${(1 - mean).toFixed(3)} |`,
+      `| ${r.label} | ${fmt(r.offered)} | ${ratio(Math.min(...r.ratios))} | ${ratio(median(r.ratios))} | ${strandedOf(r.ratios)} | ${ratio(Math.min(...p))}, ${ratio(median(p))}, ${strandedOf(p)} |`,
     );
   }
 }

@@ -5,7 +5,8 @@
  * which the key turns hot (left out). Admissions are binned by the epoch second in which each was
  * decided: a slice is only spent before its grant's deadline, so a fixed window's admissions fall
  * in its own bin. Stranded: the share of the limit nobody admitted although demand was there
- * (units left in slices, sliding-log units dated ahead, token-bucket units held).
+ * (units left in slices, sliding-log units dated ahead, token-bucket units held). The same run
+ * without leases (one Redis call a decision) is the peer: what the algorithm itself leaves.
  */
 import type { NormalisedAcquire } from '@app/contracts';
 import type { Decision, QuotaSpec } from '@app/engine';
@@ -45,13 +46,15 @@ export interface StrandedRun {
   readonly leasedShare: number;
 }
 
+/** `leases` false: the same three replicas deciding every request in Redis. */
 export async function strandedRun(
   redisUrl: string,
   run: string,
   windows: number,
+  leases: boolean,
 ): Promise<StrandedRun> {
   const specs: QuotaSpec[] = CASES.map(([, l], i) => ({
-    name: `stranded-${run}-${i}`,
+    name: `stranded-${run}-${leases ? 'leased' : 'redis'}-${i}`,
     scope: 'cluster',
     limits: [l],
   }));
@@ -64,7 +67,7 @@ export async function strandedRun(
           throw new Error('Redis failed during the benchmark');
         },
         `s${r}.`,
-        { ...DEFAULT_LEASE_SETTINGS, replicas: REPLICAS },
+        leases ? { ...DEFAULT_LEASE_SETTINGS, replicas: REPLICAS } : undefined,
       ),
   );
   try {
