@@ -19,7 +19,7 @@ export const CLUSTER_REPLICAS = 3;
 export interface ClusterFigure {
   readonly cluster: number;
   readonly local: number;
-  /** Cluster decisions made from slices / cluster decisions asked, all rounds. */
+  /** Cluster decisions made from slices / cluster decisions answered, all rounds (metrics). */
   readonly leasedShare: number;
 }
 
@@ -86,24 +86,18 @@ export async function clusterFigure(run: ClusterRun): Promise<ClusterFigure> {
       );
     await batch(cluster!, run.warmupSeconds);
     await batch(local!, run.warmupSeconds);
-    const before = await leased(limiters);
-    let asked = 0;
+    const clusterQuota = quotas[0]!.name;
+    const before = await leased(limiters, clusterQuota);
     const [c, l] = (
-      await rounds([
-        async () => {
-          const rate = await batch(cluster!, run.seconds);
-          asked += rate * run.seconds;
-          return rate;
-        },
-        () => batch(local!, run.seconds),
-      ])
+      await rounds([() => batch(cluster!, run.seconds), () => batch(local!, run.seconds)])
     ).map(median);
-    const after = await leased(limiters);
+    const after = await leased(limiters, clusterQuota);
     for (const limiter of limiters.splice(0)) {
       const code = await limiter.stop();
       if (code !== 0) throw new Error(`limiter exited ${code}:\n${limiter.output()}`);
     }
-    return { cluster: c!, local: l!, leasedShare: (after - before) / asked };
+    const leasedShare = (after.leased - before.leased) / (after.decided - before.decided);
+    return { cluster: c!, local: l!, leasedShare };
   } finally {
     for (const limiter of limiters) await limiter.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -149,14 +143,24 @@ async function allAdmitted(nc: NatsConnection, prefix: string, payload: Buffer):
   }
 }
 
-/** Decisions made from slices so far, the limiters' ratelimit_lease_decisions_total summed. */
-async function leased(limiters: readonly { url: string }[]): Promise<number> {
-  let total = 0;
+/**
+ * The limiters' decisions made from slices (ratelimit_lease_decisions_total) and their answered
+ * acquires of `quota` (ratelimit_decisions_total), summed.
+ */
+async function leased(
+  limiters: readonly { url: string }[],
+  quota: string,
+): Promise<{ leased: number; decided: number }> {
+  let lease = 0;
+  let decided = 0;
+  const mine = `quota="${quota}"`;
   for (const limiter of limiters) {
     const text = await (await fetch(`${limiter.url}/metrics`)).text();
-    for (const m of text.matchAll(/^ratelimit_lease_decisions_total\{[^}]*\} (\d+(?:\.\d+)?)/gm)) {
-      total += Number(m[1]);
+    for (const m of text.matchAll(/^(ratelimit_\w+)\{([^}]*)\} (\d+(?:\.\d+)?)$/gm)) {
+      if (m[1] === 'ratelimit_lease_decisions_total') lease += Number(m[3]);
+      else if (m[1] === 'ratelimit_decisions_total' && m[2]!.includes(mine))
+        decided += Number(m[3]);
     }
   }
-  return total;
+  return { leased: lease, decided };
 }
