@@ -2,13 +2,25 @@
  * npm run bench:cluster — decisions/s of cluster scope (ClusterScope: the requests of one
  * event-loop turn in one Lua call through ioredis, the reply built as the engine's), beside, in
  * the same run and against the same Redis:
- *   - a raw EVALSHA token bucket (the least a Redis limiter can do per decision), and
- *   - rate-limiter-flexible's RateLimiterRedis (consume, on its own ioredis connection).
- * Every peer gets the same loop: IN_FLIGHT calls outstanding, 10 000 keys round robin, one
- * connection. Median of 3 rounds, peers alternating round by round; Redis's own time in scripts
- * per decision (INFO commandstats) beside each; then Redis's bytes per key of sliding windows in
- * both regimes. Run from sources (swc-node): the work is Redis round trips, not JIT-sensitive
- * code. BENCH_QUICK=1 shortens every run.
+ *   (a) a raw EVALSHA token bucket (the least a Redis limiter can do per decision), and
+ *       rate-limiter-flexible's RateLimiterRedis (consume, on its own ioredis connection).
+ *       Every peer gets the same loop: IN_FLIGHT calls outstanding, 10 000 keys round robin, one
+ *       connection. Median of 3 rounds, peers alternating round by round; Redis's own time in
+ *       scripts per decision (INFO commandstats) beside each;
+ *   (b) Redis's bytes per key of sliding windows in both regimes;
+ *   (c) capacity leases, one hot key: ClusterScope with leases (LEASE defaults, replicas 1) vs the
+ *       raw EVALSHA token bucket on one key, a huge limit so that the slice keeps being renewed;
+ *   (d) the same two over 100 000 keys drawn Zipf (s = 1.1), both on the same key sequence, with
+ *       the share of decisions made from slices (the book's lease counters);
+ *   (c) and (d) as (a): same Redis, median of 3, alternating, with Redis script calls per decision;
+ *   stranded: three ClusterScopes (bench/cluster/stranded.ts), 3x overload on one key per algorithm.
+ * A leased ClusterScope.acquire answers from its slice synchronously: a Promise per call would cost
+ * more than the decision itself. Its loop (syncAwareLoop) runs IN_FLIGHT workers that call on at
+ * once after a sync answer and await only a Promise answer (yielding to I/O every SYNC_BURST sync
+ * answers): as in the peers' closed loop, IN_FLIGHT calls are outstanding at all times (a sync
+ * answer is complete when returned), so calls that go to Redis get the peers' concurrency.
+ * Run from sources (swc-node): the work is Redis round trips, not JIT-sensitive code.
+ * BENCH_QUICK=1 shortens every run.
  */
 import { randomUUID } from 'node:crypto';
 import type { NormalisedAcquire } from '@app/contracts';
@@ -18,6 +30,9 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ClusterScope } from '../apps/limiter/src/cluster/cluster-scope';
 import { RedisPool } from '../apps/limiter/src/cluster/redis-pool';
 import { RedisQuotaStore } from '../apps/limiter/src/cluster/redis-quota-store';
+import { DEFAULT_LEASE_SETTINGS } from '../apps/limiter/src/settings/limiter-settings';
+import { strandedRun } from './cluster/stranded';
+import { topShare, zipfDraws } from './cluster/zipf';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = QUICK ? 0.5 : 3;
@@ -26,6 +41,12 @@ const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 64);
 const KEYS = 10_000;
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const HUGE = 1_000_000_000;
+/** Sync answers a worker of syncAwareLoop takes in a row before it lets I/O and timers run. */
+const SYNC_BURST = 256;
+const ZIPF_KEYS = 100_000;
+const ZIPF_S = 1.1;
+const ZIPF_DRAWS = 1 << 20;
+const STRANDED_WINDOWS = QUICK ? 3 : 5;
 
 /** A textbook token bucket: read, refill, take, write, expire. One call per decision. */
 const RAW_TOKEN_BUCKET = `
@@ -59,6 +80,46 @@ async function closedLoop(call: (i: number) => Promise<unknown>, seconds: number
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   return done / ((performance.now() - start) / 1000);
+}
+
+const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * closedLoop for a call that may answer synchronously (see the header): IN_FLIGHT workers; a
+ * Promise answer is awaited, a sync one is done at once; completed calls per second, and calls.
+ */
+async function syncAwareLoop(
+  call: (i: number) => unknown,
+  seconds: number,
+): Promise<{ rate: number; done: number }> {
+  let done = 0;
+  let next = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      let k = 0;
+      for (; k < SYNC_BURST; k++) {
+        const answer = call(next++);
+        done++;
+        if (answer instanceof Promise) {
+          await answer;
+          break;
+        }
+      }
+      if (k === SYNC_BURST) await immediate();
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  return { rate: done / ((performance.now() - start) / 1000), done };
+}
+
+/** Script calls (EVALSHA and EVAL) since the last CONFIG RESETSTAT. */
+async function scriptCalls(redis: Redis): Promise<number> {
+  const stats = await redis.info('commandstats');
+  let calls = 0;
+  for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+  return calls;
 }
 
 /** Microseconds Redis spent in scripts (EVALSHA and EVAL) since the last CONFIG RESETSTAT. */
@@ -196,7 +257,152 @@ async function main(): Promise<void> {
     `| rate-limiter-flexible RateLimiterRedis | ${fmt(flexibleRate)} | ${us(flexibleUs)} | ${(mine / flexibleRate).toFixed(2)}x | >= 1.5x |`,
   );
   await memoryPerKey(raw, run);
-  await Promise.all([scope.close(), raw.quit(), flexibleRedis.quit()]);
+  await Promise.all([scope.close(), flexibleRedis.quit()]);
+  await leaseFigures(raw, sha, run);
+  await stranded(run);
+  await raw.quit();
+}
+
+interface LeaseFigure {
+  readonly ours: number;
+  readonly raw: number;
+  readonly oursCalls: number;
+  readonly rawCalls: number;
+  readonly leasedShare: number;
+}
+
+/**
+ * (c) and (d): a ClusterScope with leases vs the raw EVALSHA token bucket, on one hot key and on
+ * Zipf keys, both with a huge token bucket; median of ROUNDS rounds, the two alternating.
+ */
+async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void> {
+  const pool = new RedisPool([REDIS_URL]);
+  if (!(await pool.whenReady(10_000))) throw new Error(`Redis at ${REDIS_URL} is not reachable`);
+  const scope = new ClusterScope(
+    pool,
+    () => {
+      throw new Error('Redis failed during the benchmark');
+    },
+    'bl.',
+    { ...DEFAULT_LEASE_SETTINGS, replicas: 1 },
+  );
+  const huge = (name: string): QuotaSpec => ({
+    name,
+    scope: 'cluster',
+    limits: [
+      { name: 'r', unit: 'requests', limit: HUGE, windowMs: 1000, algorithm: 'token_bucket' },
+    ],
+  });
+  const hot = huge(`lease-hot-${run}`);
+  const zipf = huge(`lease-zipf-${run}`);
+  scope.apply(scope.plan([hot, zipf]));
+  const hotEntry = scope.get(hot.name)!;
+  const zipfEntry = scope.get(zipf.name)!;
+  const hotInput: NormalisedAcquire = { key: 'hot', quota: hot.name, cost: { requests: 1 } };
+  const rawHot = `rawhot:${run}`;
+
+  const draws = zipfDraws(ZIPF_KEYS, ZIPF_S, ZIPF_DRAWS, 0x5eed);
+  const mask = ZIPF_DRAWS - 1;
+  const zipfInputs: NormalisedAcquire[] = Array.from({ length: ZIPF_KEYS }, (_, r) => ({
+    key: `z-${r}`,
+    quota: zipf.name,
+    cost: { requests: 1 },
+  }));
+  const rawZipf = Array.from({ length: ZIPF_KEYS }, (_, r) => `rawz:${run}:${r}`);
+
+  const leased = (): number => {
+    const k = scope.leases!.counters;
+    return k.admitted + k.refused;
+  };
+  let leaseKeys = 0;
+  const figure = async (
+    ours: (i: number) => unknown,
+    theirs: (i: number) => Promise<unknown>,
+  ): Promise<LeaseFigure> => {
+    await syncAwareLoop(ours, QUICK ? 0.3 : 1.5);
+    await closedLoop(theirs, QUICK ? 0.3 : 1.5);
+    const o: number[] = [];
+    const t: number[] = [];
+    const oc: number[] = [];
+    const tc: number[] = [];
+    const share: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await raw.config('RESETSTAT');
+      const before = leased();
+      const mine = await syncAwareLoop(ours, SECONDS);
+      leaseKeys = scope.leases!.keys;
+      oc.push((await scriptCalls(raw)) / mine.done);
+      share.push((leased() - before) / mine.done);
+      o.push(mine.rate);
+      await raw.config('RESETSTAT');
+      const rate = await closedLoop(theirs, SECONDS);
+      tc.push((await scriptCalls(raw)) / (rate * SECONDS));
+      t.push(rate);
+    }
+    return {
+      ours: median(o),
+      raw: median(t),
+      oursCalls: median(oc),
+      rawCalls: median(tc),
+      leasedShare: median(share),
+    };
+  };
+
+  const c = await figure(
+    () => scope.acquire(hotEntry, hotInput),
+    () => raw.evalsha(sha, 1, rawHot, HUGE, HUGE, 1),
+  );
+  const d = await figure(
+    (i) => scope.acquire(zipfEntry, zipfInputs[draws[i & mask]!]!),
+    (i) => raw.evalsha(sha, 1, rawZipf[draws[i & mask]!]!, HUGE, HUGE, 1),
+  );
+  await scope.close();
+
+  const lease = DEFAULT_LEASE_SETTINGS;
+  const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+  const calls = (v: number): string => (v < 0.01 ? v.toExponential(1) : v.toFixed(3));
+  console.log('');
+  console.log(
+    `Capacity leases (LEASE_HOT_RATE ${lease.hotRate}, HORIZON ${lease.horizonMs} ms, TTL ${lease.ttlMs} ms, IDLE ${lease.idleMs} ms, MAX_KEYS ${lease.maxKeys}; one replica), token bucket of ${fmt(HUGE)}/s, ${IN_FLIGHT} calls outstanding each, median of ${ROUNDS} rounds of ${SECONDS}s, alternating.`,
+  );
+  console.log(
+    `Zipf keys: ${fmt(ZIPF_KEYS)} keys, s = ${ZIPF_S}, ${fmt(ZIPF_DRAWS)} draws (seeded); the top key ${pct(topShare(draws, 1))} of them, the top 100 ${pct(topShare(draws, 100))}; ${fmt(leaseKeys)} keys held slices at the end of its last round.`,
+  );
+  console.log('');
+  console.log(
+    '| figure | leased ClusterScope, decisions/s | raw EVALSHA, decisions/s | ratio | goal | script calls per decision (leased / raw) | decisions from slices |',
+  );
+  console.log('|---|---:|---:|---:|---|---:|---:|');
+  const row = (label: string, f: LeaseFigure, goal: string): void =>
+    console.log(
+      `| ${label} | ${fmt(f.ours)} | ${fmt(f.raw)} | ${(f.ours / f.raw).toFixed(1)}x | ${goal} | ${calls(f.oursCalls)} / ${calls(f.rawCalls)} | ${pct(f.leasedShare)} |`,
+    );
+  row('(c) one hot key', c, '>= 10x');
+  row(`(d) ${fmt(ZIPF_KEYS)} keys, Zipf s = ${ZIPF_S}`, d, '>= 2x');
+}
+
+/** Stranded capacity under steady overload, three replicas (bench/cluster/stranded.ts). */
+async function stranded(run: string): Promise<void> {
+  const leased = await strandedRun(REDIS_URL, run, STRANDED_WINDOWS, true);
+  const redis = await strandedRun(REDIS_URL, run, STRANDED_WINDOWS, false);
+  console.log('');
+  console.log(
+    `Stranded capacity: three ClusterScopes (three RedisPools, LEASE defaults) in one process, one key per algorithm, each replica offering the limit per second (3x overload), ${STRANDED_WINDOWS} windows of 1 s after the first; ${(leased.leasedShare * 100).toFixed(1)}% of decisions made from slices. Peer: the same run without leases (a Redis call per decision).`,
+  );
+  console.log('');
+  console.log(
+    '| algorithm, limit | offered per window | admitted / limit, min | admitted / limit, median | stranded (1 - admitted / limit, all windows) | without leases: min, median, stranded |',
+  );
+  console.log('|---|---:|---:|---:|---:|---|');
+  const ratio = (v: number): string => v.toFixed(3);
+  const strandedOf = (ratios: number[]): string =>
+    ratio(1 - ratios.reduce((a, b) => a + b, 0) / ratios.length);
+  for (const [i, r] of leased.rows.entries()) {
+    const p = redis.rows[i]!.ratios;
+    console.log(
+      `| ${r.label} | ${fmt(r.offered)} | ${ratio(Math.min(...r.ratios))} | ${ratio(median(r.ratios))} | ${strandedOf(r.ratios)} | ${ratio(Math.min(...p))}, ${ratio(median(p))}, ${strandedOf(p)} |`,
+    );
+  }
 }
 
 main().catch((error: unknown) => {

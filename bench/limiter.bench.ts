@@ -8,12 +8,16 @@
  *   (d) HTTP `POST /rate/:key` vs a bare Fastify route, both under autocannon in its own process.
  *   (g) h2c `POST /rate/:key`, 4 sessions x 64 streams, vs a bare node:http2 server, both under
  *       bench/limiter/h2-load.ts in its own process.
+ *   (h) NATS batches of 100 acquires on one hot key to three limiters (one queue group, one Redis):
+ *       a cluster-scope quota (its hot key leased) vs the same limits with scope: local
+ *       (bench/limiter/cluster-figure.ts); needs Redis (REDIS_URL), left out of a full run without it.
  *   (e), (f) "NestJS transport": (a) and (b) against the limiter built from the commit before its
  *       NATS side became a Nest transport strategy (bench/limiter/baseline.ts), plain JSON and
  *       Nest envelopes; written to its own section of docs/benchmarks.md.
  * The load generator, the servers and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build of this tree;
- * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only; BENCH_BASELINE_REF builds
+ * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only, BENCH_ONLY=cluster (h) only;
+ * BENCH_BASELINE_REF builds
  * another peer for (e) and (f).
  */
 import { execFileSync } from 'node:child_process';
@@ -23,6 +27,12 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { buildBaseline, DIRECT_NATS_REF } from './limiter/baseline';
+import {
+  CLUSTER_REPLICAS,
+  clusterFigure,
+  redisReachable,
+  type ClusterFigure,
+} from './limiter/cluster-figure';
 import { H2C_SESSIONS, H2C_STREAMS, h2cFigure } from './limiter/h2c-figure';
 import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
 import { transportFigures } from './limiter/nest-transport';
@@ -32,6 +42,7 @@ import { median, rounds, ROUNDS } from './limiter/rounds';
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_TRANSPORT = process.env.BENCH_ONLY === 'transport';
 const ONLY_H2C = process.env.BENCH_ONLY === 'h2c';
+const ONLY_CLUSTER = process.env.BENCH_ONLY === 'cluster';
 const SECONDS = QUICK ? 0.5 : 3;
 const WARMUP_SECONDS = QUICK ? 0.3 : 2;
 const IN_FLIGHT = 128;
@@ -40,6 +51,7 @@ const BATCH_IN_FLIGHT = 8;
 const HTTP_CONNECTIONS = 64;
 const KEYS = 10_000;
 const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 const root = join(__dirname, '..', '..', '..');
 const here = __dirname;
@@ -127,11 +139,15 @@ function extractNotes(section: string): string {
   return at === -1 ? '' : section.slice(at + NOTES_MARKER.length).replace(/^\n*/, '\n');
 }
 
-/** A limiter process (`main`: its built main.js) serving `prefix`, ready once /readyz says so. */
+/**
+ * A limiter process (`main`: its built main.js) serving `prefix`, ready once /readyz says so;
+ * `env` adds to (or overrides) its environment.
+ */
 async function startLimiter(
   main: string,
   prefix: string,
   dataDir: string,
+  env: Record<string, string> = {},
 ): Promise<Child & { url: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -148,6 +164,7 @@ async function startLimiter(
       WINDOW_MILLIS: '1000',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      ...env,
     },
     () => httpReady(`${url}/readyz`),
   );
@@ -163,6 +180,7 @@ async function main(): Promise<void> {
     });
   }
   if (ONLY_H2C) return onlyH2c();
+  if (ONLY_CLUSTER) return onlyCluster();
   const baseline = buildBaseline(root, DIRECT_NATS_REF);
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const echoPrefix = `${prefix}.echo`;
@@ -281,6 +299,9 @@ async function main(): Promise<void> {
     const limiterExit = await limiter.stop();
     if (limiterExit !== 0) throw new Error(`limiter exited ${limiterExit}:\n${limiter.output()}`);
 
+    process.stderr.write('(h) cluster scope, one hot key, three limiters\n');
+    const h = (await redisReachable(REDIS_URL)) ? await cluster(nc) : undefined;
+
     const table = [
       `node ${process.version}; ${cpus().length} cores shared by the load generator, the servers and`,
       `nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
@@ -293,6 +314,7 @@ async function main(): Promise<void> {
       `| (c) NATS acquire p99 at ${fmt(rate)}/s, ms | ${ms(cLimiter!.p99)} | ${ms(cEcho!.p99)} | nats.js echo, same rate | | <= 2 ms |`,
       `| (d) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s | ${fmt(dLimiter!)} | ${fmt(dFastify!)} | bare Fastify 5 route | ${ratio(dLimiter!, dFastify!)} | >= 0.75x |`,
       h2cRow(g),
+      clusterRow(h),
     ].join('\n');
     process.stdout.write(`${table}\n`);
     if (QUICK) return;
@@ -311,6 +333,49 @@ async function main(): Promise<void> {
 
 function h2cRow(g: { limiter: number; bare: number }): string {
   return `| (g) h2c POST /rate/:key, ${H2C_SESSIONS} sessions x ${H2C_STREAMS} streams, req/s | ${fmt(g.limiter)} | ${fmt(g.bare)} | bare node:http2 server | ${ratio(g.limiter, g.bare)} | >= 0.75x |`;
+}
+
+/** (h) against three limiters of this build (bench/limiter/cluster-figure.ts). */
+function cluster(nc: NatsConnection): Promise<ClusterFigure> {
+  const main = join(root, 'dist', 'apps', 'limiter', 'main.js');
+  return clusterFigure({
+    nc,
+    redisUrl: REDIS_URL,
+    batchSize: BATCH_SIZE,
+    batchInFlight: BATCH_IN_FLIGHT,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    start: (prefix, dataDir, env) => startLimiter(main, prefix, dataDir, env),
+  });
+}
+
+function clusterRow(h: ClusterFigure | undefined): string {
+  const figure = `(h) NATS batch of ${BATCH_SIZE} on one hot key, ${CLUSTER_REPLICAS} limiters, ${BATCH_IN_FLIGHT} in flight, decisions/s`;
+  if (h === undefined) return `| ${figure} | | | no Redis at ${REDIS_URL}: not run | | >= 0.8x |`;
+  const share = `${(h.leasedShare * 100).toFixed(1)}% of cluster decisions from slices`;
+  return `| ${figure} | ${fmt(h.cluster)} | ${fmt(h.local)} | same limits, scope: local (${share}) | ${ratio(h.cluster, h.local)} | >= 0.8x |`;
+}
+
+/** BENCH_ONLY=cluster: (h) alone, printed, the docs left alone; Redis is needed. */
+async function onlyCluster(): Promise<void> {
+  if (!(await redisReachable(REDIS_URL))) throw new Error(`(h) needs Redis at ${REDIS_URL}`);
+  const nc = await connect({ servers: NATS_URL, name: 'bench-client' });
+  try {
+    const h = await cluster(nc);
+    process.stdout.write(
+      [
+        `node ${process.version}; ${cpus().length} cores shared by the load generator, ${CLUSTER_REPLICAS} limiters,`,
+        `nats-server and Redis; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
+        '',
+        '| figure | limiter | peer | peer is | ratio | goal |',
+        '|---|---:|---:|---|---:|---|',
+        clusterRow(h),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await nc.close();
+  }
 }
 
 /** BENCH_ONLY=h2c: (g) alone, printed, the docs left alone. */
