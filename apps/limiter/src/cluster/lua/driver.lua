@@ -401,12 +401,17 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   end
   local share = math.max(replicas, liveHolders(c, holder) + 1)
   local any = false
+  for i = 1, n do untils[i] = limits[i].impl.leaseUntil(states[i], limits[i], now, ttlMs, horizonMs) end
   if refusing == 0 then
     for i = 1, n do
       local l = limits[i]
       if wants[i] > 0 then
         local remaining = math.max(0, l.capacity - l.impl.used(states[i], l))
-        local g = math.min(wants[i], math.max(needs[i], math.floor(remaining / share)), remaining)
+        -- Demand is for the horizon: a slice that must be spent sooner (a window or sub-bucket
+        -- about to end) is as much smaller, so little is stranded at the end.
+        local want, span = wants[i], untils[i] - now
+        if span < horizonMs then want = math.max(needs[i], math.ceil(want * span / horizonMs)) end
+        local g = math.min(want, math.max(needs[i], math.floor(remaining / share)), remaining)
         -- Never more than a request of that cost would be admitted for, whatever used() says.
         while g > needs[i] and l.impl.retryAfter(states[i], l, now, g) > 0 do
           g = math.max(needs[i], math.floor(g / 2))
@@ -430,13 +435,12 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
     end
   end
   if refusing > 0 then
-    for i = 1, n do granted[i] = 0 end
+    for i = 1, n do granted[i], untils[i] = 0, 0 end
     return reply(c, 1, retry, refusing, 0, states), granted, untils
   end
   local expiresAt = now + 1
   for i = 1, n do
     local l = limits[i]
-    untils[i] = l.impl.leaseUntil(states[i], l, now, ttlMs, horizonMs)
     if granted[i] > 0 then
       l.impl.grant(states[i], l, now, granted[i], untils[i])
       expiresAt = math.max(expiresAt, untils[i])
