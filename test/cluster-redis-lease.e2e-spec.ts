@@ -137,8 +137,11 @@ describe('capacity leases in Redis (driver.lua lease and settle)', () => {
 
   it('sliding log: a granted unit counts a whole window after its spend deadline', async () => {
     const q = quota(limit({ algorithm: 'sliding_window', limit: 20, windowMs: 1000 }));
-    const g = await store.lease(q, 'k', ask({ want: [5], horizonMs: 100 }));
-    expect(g.until[0]! - g.outcome.now).toBe(100);
+    // Demand of 25 over the 100 ms horizon; the deadline is the horizon capped at a fiftieth of
+    // the window (a leased unit counts at most 2% longer), and the slice is the demand until then.
+    const g = await store.lease(q, 'k', ask({ want: [25], horizonMs: 100 }));
+    expect(g.until[0]! - g.outcome.now).toBe(20);
+    expect(g.granted).toEqual([5]);
     const s = await store.stats(q, 'k');
     expect(s.limits[0]!.used).toBe(5);
     // Counted until until + windowMs: resetMs reaches past the window from now.

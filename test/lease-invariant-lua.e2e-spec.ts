@@ -135,7 +135,7 @@ function deadline(l: ScriptLimit, at: number, ttlMs: number, horizonMs: number):
     case 'sliding_window':
       return Math.min((Math.floor(at / l.bucketMs) + 1) * l.bucketMs, at + ttlMs);
     case 'sliding_log':
-      return at + Math.min(horizonMs, ttlMs);
+      return at + Math.max(1, Math.min(horizonMs, ttlMs, Math.floor(l.windowMs / 50)));
     default:
       return at + ttlMs;
   }
@@ -390,28 +390,30 @@ const LEASE_CASES: readonly LeaseCase[] = [
     name: 'sliding_window as a log: a grant counts until a window after its deadline; later requests are dated no earlier',
     limits: [spec('sliding_window', 10)],
     steps: [
-      ['grant', T0 + 100, 3, 1000, 100, T0 + 200],
-      // Dated at the newest entry (T0 + 200): the log stays in order, counting longer.
+      // A horizon of 100 ms is capped at a fiftieth of the 1 s window: the deadline is T0 + 120.
+      ['grant', T0 + 100, 3, 1000, 100, T0 + 120],
       ['take', T0 + 150, 1, 0],
       ['grant', T0 + 160, 2, 1000, 20, T0 + 180],
-      ['state', T0 + 160, 6, 1040],
-      ['take', T0 + 170, 5, 1030],
-      ['giveBack', T0 + 300, T0 + 100, T0 + 200, 3, 2],
-      ['state', T0 + 300, 4, 900],
-      ['state', T0 + 1199, 4, 1],
-      ['state', T0 + 1200, 0, 0],
+      ['state', T0 + 160, 6, 1020],
+      // Full: the grant's 3 units (dated T0 + 120) are the first to leave, at T0 + 1120.
+      ['take', T0 + 170, 5, 950],
+      ['giveBack', T0 + 300, T0 + 100, T0 + 120, 3, 2],
+      ['state', T0 + 300, 4, 880],
+      ['state', T0 + 1119, 4, 61],
+      ['state', T0 + 1120, 3, 60],
+      ['state', T0 + 1180, 0, 0],
     ],
   },
   {
     name: 'sliding_window as a log: the deadline is the ttl when shorter; a late give back takes nothing',
     limits: [spec('sliding_window', 10)],
     steps: [
-      ['grant', T0, 4, 50, 100, T0 + 50],
-      ['take', T0 + 500, 7, 550],
-      ['state', T0 + 1049, 4, 1],
-      ['take', T0 + 1050, 1, 0],
-      ['giveBack', T0 + 1060, T0, T0 + 50, 4, 4],
-      ['state', T0 + 1060, 1, 990],
+      ['grant', T0, 4, 10, 100, T0 + 10],
+      ['take', T0 + 500, 7, 510],
+      ['state', T0 + 1009, 4, 1],
+      ['take', T0 + 1010, 1, 0],
+      ['giveBack', T0 + 1020, T0, T0 + 10, 4, 4],
+      ['state', T0 + 1020, 1, 990],
     ],
   },
   {

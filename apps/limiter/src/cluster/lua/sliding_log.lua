@@ -142,9 +142,11 @@ ALGORITHMS.sliding_log = {
 }
 -- Capacity leases (issue 15): a grant's units may be spent at any instant before its deadline,
 -- so they are dated at the deadline (or at the newest entry, the log staying in order): each
--- counts from the grant until a whole window after the latest instant it can be spent.
+-- counts from the grant until a whole window after the latest instant it can be spent. That is
+-- up to the deadline's distance longer than a request's count: at most a fiftieth of the window,
+-- so a steady overload still fills at least 98% of it.
 ALGORITHMS.sliding_log.leaseUntil = function(s, l, now, ttlMs, horizonMs)
-  return now + math.min(horizonMs, ttlMs)
+  return now + math.max(1, math.min(horizonMs, ttlMs, math.floor(l.windowMs / 50)))
 end
 ALGORITHMS.sliding_log.grant = function(s, l, now, g, until_)
   if g <= 0 then return end
