@@ -172,13 +172,23 @@ describe('capacity leases: three limiters, one private Redis', () => {
     return started;
   };
 
-  /** Runs `work` and checks that slices decided meanwhile: the lease path ran. */
+  /**
+   * Runs `work` and checks that slices decided meanwhile: the lease path ran. Counted on the
+   * replicas live at the end (a SIGKILLed replica's counters are gone with it).
+   */
   async function leased<T>(work: () => Promise<T>): Promise<T> {
-    const before = await leaseCounts(live);
+    const before = await Promise.all(live.map(async (l) => [l, await leaseCounts([l])] as const));
     const result = await work();
-    const after = await leaseCounts(live);
-    expect(after.decisions - before.decisions).toBeGreaterThan(0);
-    expect(after.grants - before.grants).toBeGreaterThan(0);
+    let decisions = 0;
+    let grants = 0;
+    for (const [l, was] of before) {
+      if (!live.includes(l)) continue;
+      const now = await leaseCounts([l]);
+      decisions += now.decisions - was.decisions;
+      grants += now.grants - was.grants;
+    }
+    expect(decisions).toBeGreaterThan(0);
+    expect(grants).toBeGreaterThan(0);
     return result;
   }
 
@@ -194,7 +204,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
     });
     const config = configFile(dir, [
       cluster(quota.burst, requests(1000, HOUR, 'fixed_window')),
-      cluster(quota.windows, requests(1000, 3_000, 'fixed_window')),
+      cluster(quota.windows, requests(1000, 2_000, 'fixed_window')),
       cluster(quota.log, requests(20, 1_000, 'sliding_window')),
       cluster(quota.buckets, requests(300, 1_000, 'sliding_window')),
       cluster(quota.utilFixed, requests(300, 1_000, 'fixed_window')),
@@ -243,8 +253,8 @@ describe('capacity leases: three limiters, one private Redis', () => {
   });
 
   /**
-   * 10 000 acquires at once on one key: 70 NATS batches of 100 (`acquire.batch`, to the queue
-   * group) and 1000 HTTP singles to each replica. A batch's entries share its send and reply times.
+   * 10 000 acquires at once on one key: 94 NATS batches of 100 (`acquire.batch`, to the queue
+   * group) and 200 HTTP singles to each replica (HTTP is the costly part on 2 cores). A batch's entries share its send and reply times.
    */
   async function flood(body: Json): Promise<Sample[]> {
     const batch = async (): Promise<Sample[]> => {
@@ -272,8 +282,8 @@ describe('capacity leases: three limiters, one private Redis', () => {
     };
     const http: Target[] = [0, 1, 2].map((replica) => ({ via: 'http', replica }));
     const parts = [
-      ...Array.from({ length: 70 }, () => batch()),
-      ...Array.from({ length: 3000 }, (_, i) =>
+      ...Array.from({ length: 94 }, () => batch()),
+      ...Array.from({ length: 600 }, (_, i) =>
         send(io, http[i % 3]!, body, DEADLINE_MS).then((s) => [s]),
       ),
     ];
@@ -292,8 +302,8 @@ describe('capacity leases: three limiters, one private Redis', () => {
     });
   });
 
-  it('1b. one hot key over 10 fixed windows of 3 s: a burst of 10 000 in each admits exactly 1000', async () => {
-    const windowMs = 3_000;
+  it('1b. one hot key over 10 fixed windows of 2 s: a burst of 10 000 in each admits exactly 1000', async () => {
+    const windowMs = 2_000;
     const key = `windows-${run}`;
     const counted: { window: number; admitted: number; tookMs: number }[] = [];
     const excluded: { window: number; why: string }[] = [];
@@ -326,10 +336,13 @@ describe('capacity leases: three limiters, one private Redis', () => {
     expect([counted.map((c) => c.admitted), report]).toEqual([Array(10).fill(1000), report]);
   });
 
-  /** A steady overload of about 3× `limit` per `windowMs` from every live replica, HTTP and NATS. */
+  /**
+   * A steady overload of `limit` per `windowMs` from every live replica, HTTP and NATS: paced for
+   * 4×, which a loaded 2-core machine turns into about 2-3× (the tests check what was offered).
+   */
   function overload(q: string, key: string, limit: number, windowMs: number): Load {
     const targets = targetsFor(live.length, 2).map(httpTo(live, limiters));
-    const pause = (targets.length * windowMs) / (3 * limit);
+    const pause = (targets.length * windowMs) / (4 * limit);
     return load(io, targets, () => ({ key, quota: q }), {
       timeoutMs: DEADLINE_MS,
       pauseMs: () => Math.random() * 2 * pause,
@@ -365,10 +378,13 @@ describe('capacity leases: three limiters, one private Redis', () => {
   });
 
   /**
-   * Steady 3× overload for 8 windows of 1 s: every whole window after the first admits at least
-   * 95% of the limit (possibly-inside count) and never more than it (certainly-inside count).
+   * Steady overload for 8 windows of 1 s: every whole window after the first admits at least 95%
+   * of the limit (possibly-inside count) and never more than it (certainly-inside count). A token
+   * bucket is not a window: a span may also spend what was left in the bucket at its start, so its
+   * bound is the bucket's own, from the fresh (full) key on: at most burst + rate × elapsed by
+   * the end of each span.
    */
-  async function utilization(q: string, limit: number): Promise<void> {
+  async function utilization(q: string, limit: number, bucket = false): Promise<void> {
     const windowMs = 1_000;
     await intoWindow(redisNow, windowMs, 50, 150);
     const first = redisNow() - (redisNow() % windowMs);
@@ -383,8 +399,18 @@ describe('capacity leases: three limiters, one private Redis', () => {
     // The load is an overload in each window, or the utilization below means nothing.
     for (const w of windows) expect([w.offered > 1.5 * limit, report]).toEqual([true, report]);
     for (const w of windows) {
-      expect([w.certain <= limit, report]).toEqual([true, report]);
       expect([w.possible >= 0.95 * limit, report]).toEqual([true, report]);
+      if (!bucket) expect([w.certain <= limit, report]).toEqual([true, report]);
+    }
+    if (bucket) {
+      const ok = admitted(samples);
+      const from = Math.min(...samples.map((s) => s.sentAt)) + offset - SLACK_MS;
+      for (let end = first + windowMs; end <= first + 8 * windowMs; end += windowMs) {
+        const by = ok.filter((s) => s.receivedAt + offset + SLACK_MS <= end).length;
+        const most = limit + Math.floor((limit * (end - from)) / windowMs);
+        const line = `${by} admitted by ${Math.round(end - first)} ms (at most ${most}): ${report}`;
+        expect([by <= most, line]).toEqual([true, line]);
+      }
     }
   }
 
@@ -401,7 +427,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
   });
 
   it('5. utilization, token bucket 300 / s: 95..100% in every whole 1 s span', async () => {
-    await utilization(quota.utilToken, 300);
+    await utilization(quota.utilToken, 300, true);
   });
 
   it('6. a concurrency quota is never leased: its hot key is decided in Redis, request by request', async () => {
