@@ -400,8 +400,9 @@ describe('capacity leases: three limiters, one private Redis', () => {
     expect(unexpected(samples, { OK: 200, RATE_LIMITED: 429 })).toEqual([]);
     const windows = perWindow(samples, offset, windowMs, first + windowMs, first + 8 * windowMs);
     const report = JSON.stringify(windows.map((w) => ({ ...w, start: w.start - first })));
-    // More was offered than the limit in each window, or the utilization below means nothing.
-    for (const w of windows) expect([w.offered > 1.2 * limit, report]).toEqual([true, report]);
+    // More was offered than the limit in each window, or 95% of it cannot be asked for (the pace
+    // aims at 4×; a loaded machine may offer much less in some window).
+    for (const w of windows) expect([w.offered > limit, report]).toEqual([true, report]);
     for (const w of windows) {
       expect([w.possible >= 0.95 * limit, report]).toEqual([true, report]);
       if (!bucket) expect([w.certain <= limit, report]).toEqual([true, report]);
