@@ -16,6 +16,7 @@ import {
   burst,
   clock,
   intoWindow,
+  mostWithinSpan,
   redisOffset,
   startLoad,
   targetsFor,
@@ -76,34 +77,6 @@ async function whileFlushing<T>(redis: Redis, work: () => Promise<T>): Promise<T
 
 /** Phases of the Redis outage test; a request's key names the phase it was sent in. */
 type Phase = 'up' | 'down' | 'back';
-
-/** Redis's TIME is in whole ms and the test's clock may drift from it by a little: widen by this. */
-const SLACK_MS = 2;
-
-/**
- * The most admissions that certainly fell within one span of `spanMs` of Redis time: those whose
- * whole [sentAt, receivedAt] (widened by SLACK_MS) lies inside it. Only differences of times are
- * compared, so the clocks' offset cancels out. Spans starting where some interval starts cover
- * every case.
- */
-function mostWithinSpan(samples: readonly Sample[], spanMs: number): { count: number; at: Json[] } {
-  const spans = samples
-    .map((s) => ({ from: s.sentAt - SLACK_MS, to: s.receivedAt + SLACK_MS, s }))
-    .sort((a, b) => a.from - b.from);
-  let best: { count: number; at: Json[] } = { count: 0, at: [] };
-  for (const start of spans) {
-    const inside = spans.filter((b) => b.from >= start.from && b.to <= start.from + spanMs);
-    if (inside.length > best.count) {
-      const at = inside.map((b) => ({
-        fromMs: Math.round(b.from - start.from),
-        toMs: Math.round(b.to - start.from),
-        via: b.s.via,
-      }));
-      best = { count: inside.length, at };
-    }
-  }
-  return best;
-}
 
 describe('cluster scope under faults: three limiters, one private Redis', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cluster-resilience-'));
