@@ -158,6 +158,26 @@ describe('capacity leases in Redis (driver.lua lease and settle)', () => {
     expect(await used(q, 'k')).toEqual([5, 120]);
   });
 
+  it('a release or usage of a leased admission reaches its holder as a note, once', async () => {
+    const q = quota(limit());
+    const g = await store.lease(q, 'k', ask({ holder: 'ab.', want: [10] }));
+    expect(g.notes).toEqual([]);
+    // Another replica: the holder has a grant on the key, so the release is taken.
+    expect(await store.release(q, 'k', 'ab.l5', undefined)).toBe(true);
+    // Usage is charged whole where it arrives (counted more until the holder gives back).
+    await store.usage(q, 'k', 'ab.l6', { requests: 3 });
+    expect(await used(q, 'k')).toEqual([13]);
+    // No grant of holder cd. on the key: nobody would read the note.
+    expect(await store.release(q, 'k', 'cd.l1', undefined)).toBe(false);
+    const next = await store.lease(q, 'k', ask({ holder: 'ab.', prevSeq: g.outcome.seq }));
+    expect(next.notes).toEqual([
+      { kind: 'release', id: 'ab.l5' },
+      { kind: 'usage', id: 'ab.l6' },
+    ]);
+    const after = await store.lease(q, 'k', ask({ holder: 'ab.', prevSeq: next.outcome.seq }));
+    expect(after.notes).toEqual([]);
+  });
+
   it('per-request ops and lease ops share one call', async () => {
     const q = quota(limit({ limit: 10 }));
     const [a, g, b] = await Promise.all([

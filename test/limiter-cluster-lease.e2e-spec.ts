@@ -156,6 +156,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
     utilLog: `util-log-${run}`,
     utilToken: `util-token-${run}`,
     concurrent: `concurrent-${run}`,
+    released: `released-${run}`,
     killed: `killed-${run}`,
     down: `down-${run}`,
   };
@@ -220,6 +221,7 @@ describe('capacity leases: three limiters, one private Redis', () => {
         concurrency: { max: 5, leaseTtlMs: 60_000 },
       }),
       cluster(quota.killed, requests(300, 2_000, 'fixed_window')),
+      cluster(quota.released, requests(10, HOUR, 'fixed_window')),
       cluster(quota.down, requests(1000, HOUR, 'fixed_window')),
     ]);
     const url = redis.url;
@@ -461,6 +463,50 @@ describe('capacity leases: three limiters, one private Redis', () => {
       await fetch(`${live[0]!.url}/v1/stats/${key}?quota=${quota.concurrent}`)
     ).json()) as Json;
     expect(stats).toMatchObject({ approved: 5, denied: 295, inFlight: 5, scope: 'cluster' });
+  });
+
+  it('7. a leased admission released through another replica gives its unit back once', async () => {
+    const key = `rel-${run}`;
+    await awayFromWindowEnd(HOUR, 10_000, redisNow);
+    const acquire = async (replica: number): Promise<Json> =>
+      (await (
+        await fetch(`${live[replica]!.url}/v1/acquire`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key, quota: quota.released }),
+        })
+      ).json()) as Json;
+    const release = async (replica: number, requestId: unknown): Promise<Json> =>
+      (await (
+        await fetch(`${live[replica]!.url}/v1/release`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key, quota: quota.released, requestId }),
+        })
+      ).json()) as Json;
+    const replies = await leased(async () => {
+      const out: Json[] = [];
+      for (let i = 0; i < 10; i++) out.push(await acquire(0));
+      return out;
+    });
+    expect(replies.map((r) => r['allowed'])).toEqual(Array(10).fill(true));
+    expect(await acquire(0)).toMatchObject({ allowed: false, code: 'RATE_LIMITED' });
+    // Replica 0 admitted them from its slices; replica 1 only has Redis, which notes the release.
+    const id = replies[0]!['requestId'];
+    expect(await release(1, id)).toEqual({ released: true });
+    // Replica 0 takes the note with its next lease call and gives the unit back: one more admission.
+    let more = 0;
+    const until = Date.now() + 5_000;
+    while (more === 0 && Date.now() < until) {
+      if ((await acquire(0))['allowed'] === true) more++;
+      else await sleep(50);
+    }
+    expect(more).toBe(1);
+    // The same release again gives nothing back twice.
+    await release(2, id);
+    await sleep(1_500);
+    const after = await Promise.all([0, 1, 2, 0, 1, 2].map((r) => acquire(r)));
+    expect(after.filter((r) => r['allowed'] === true)).toEqual([]);
   });
 
   it('3. a replica SIGKILLed mid-window (fixed 2 s, 300): never over, and the others take its share by the next window', async () => {

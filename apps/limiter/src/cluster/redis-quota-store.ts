@@ -89,6 +89,17 @@ export interface LeaseGrant {
   readonly granted: readonly number[];
   /** Per limit, the Redis instant before which its units must be spent. */
   readonly until: readonly number[];
+  /** What other replicas did to this holder's admissions since its last lease call. */
+  readonly notes: readonly LeaseNote[];
+}
+
+/**
+ * A release of an admission this holder made from a slice, or its usage settled elsewhere (charged
+ * whole there: the holder gives its estimate back).
+ */
+export interface LeaseNote {
+  readonly kind: 'release' | 'usage';
+  readonly id: string;
 }
 
 /** acquire: charge when admitted; wait: an acquire whose refusal is not final; decide: dry run. */
@@ -278,11 +289,16 @@ export class RedisQuotaStore {
     const n = quota.limits.length;
     const granted: number[] = [];
     const until: number[] = [];
-    for (let i = 9 + 2 * n; i + 1 < reply.length; i += 2) {
-      granted.push(reply[i]!);
-      until.push(reply[i + 1]!);
+    const base = 9 + 2 * n;
+    for (let i = 0; i < n; i++) {
+      granted.push(reply[base + 2 * i]!);
+      until.push(reply[base + 2 * i + 1]!);
     }
-    return { outcome: outcomeOf(reply.slice(0, 9 + 2 * n)), granted, until };
+    const notes: LeaseNote[] = [];
+    for (let i = base + 2 * n; i + 1 < reply.length; i += 2) {
+      notes.push({ kind: reply[i] === 1 ? 'release' : 'usage', id: String(reply[i + 1]) });
+    }
+    return { outcome: outcomeOf(reply.slice(0, base)), granted, until, notes };
   }
 
   /** A leased admission's cost changed once its grant ended: charged now, or given back. */

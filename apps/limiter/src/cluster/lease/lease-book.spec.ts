@@ -51,11 +51,13 @@ const grant = (seq: number, granted: number[], span = 1_000, now = R): LeaseGran
   outcome: outcome({ seq, now }),
   granted,
   until: granted.map(() => now + span),
+  notes: [],
 });
 const refused = (retryAfterMs: number, refusing = 0): LeaseGrant => ({
   outcome: outcome({ allowed: false, code: 'RATE_LIMITED', retryAfterMs, refusing }),
   granted: [0, 0],
   until: [0, 0],
+  notes: [],
 });
 
 interface Call {
@@ -529,6 +531,34 @@ describe('LeaseBook: release and usage of its own admissions', () => {
     });
   });
 
+  it('notes from other replicas: a release or usage there gives the cost back here, once', async () => {
+    const { later, now, store, book, leftBySweep, clock } = setup();
+    const a = later(req(1, 10));
+    store.calls[0]!.resolve(grant(7, [5, 500]));
+    const first = (await a).requestId;
+    const second = now(req(1, 100)).requestId;
+    clock.now = T0 + 1_000; // the slice is spent out: the next request asks again
+    const b = later(req(1, 10));
+    store.calls[1]!.resolve({
+      ...grant(8, [5, 500], 1_000, R + 1_000),
+      notes: [
+        { kind: 'release', id: second },
+        { kind: 'usage', id: first },
+        { kind: 'release', id: second }, // twice: given back once
+        { kind: 'release', id: 'r9-l0' }, // not ours
+      ],
+    });
+    await b;
+    await settled();
+    // Their grant ended: given back where it was charged, each once.
+    expect(store.settles).toEqual([
+      { key: 'k', chargedAt: R, until: [R + 1_000, R + 1_000], delta: [-1, -100] },
+      { key: 'k', chargedAt: R, until: [R + 1_000, R + 1_000], delta: [-1, -10] },
+    ]);
+    expect(await book.release(second)).toBe(false);
+    expect(leftBySweep()).toEqual([4, 490]);
+  });
+
   it("after the grant's deadline, or with a renewal in flight: a settle of that grant", async () => {
     const { later, admit, store, book, clock } = setup();
     const a = later();
@@ -569,7 +599,12 @@ describe('LeaseBook: release and usage of its own admissions', () => {
 
 describe('LeaseBook: requests that cost nothing', () => {
   /** driver.lua's answer to an ask that wants nothing: code 0, no grant (seq 0), untils 0. */
-  const empty: LeaseGrant = { outcome: outcome({ seq: 0 }), granted: [0, 0], until: [0, 0] };
+  const empty: LeaseGrant = {
+    outcome: outcome({ seq: 0 }),
+    granted: [0, 0],
+    until: [0, 0],
+    notes: [],
+  };
 
   it('a new slice does not ask for an empty grant: Redis decides the request', async () => {
     const { admit, store } = setup();

@@ -318,6 +318,9 @@ export class LeaseBook {
       return;
     }
     slice.granted(grant, askedAt, this.options.horizonMs);
+    // After the new grant is in place: the old one went back with the ask, so a note about one of
+    // its admissions is settled in Redis, where that grant charged it.
+    this.noted(grant);
     if (grant.outcome.allowed) {
       this.counters.grants++;
       for (const g of grant.granted) this.counters.granted += g;
@@ -350,15 +353,34 @@ export class LeaseBook {
     }
   }
 
+  /** Also when nothing is left to give: the call takes the notes other replicas left for us. */
   private giveBack(slice: Slice): Promise<unknown> {
-    if (slice.seq === 0 && slice.approved === 0 && slice.denied === 0) return Promise.resolve();
     const zero = slice.left.map(() => 0);
     const ask = this.askOf(slice, zero, zero);
     slice.clear();
     return this.host
       .storeFor(slice.key)
       .lease(slice.q, slice.key, ask)
-      .catch(() => undefined); // lost: those units stay charged until their period ends
+      .then(
+        (grant) => this.noted(grant),
+        () => undefined, // lost: those units stay charged until their period ends
+      );
+  }
+
+  /**
+   * Releases and usage other replicas took for this replica's admissions: a release gives the
+   * cost back, a usage (charged whole over there) gives the estimate back; each at most once.
+   */
+  private noted(grant: LeaseGrant): void {
+    for (const note of grant.notes) {
+      const slot = this.receiptOf(note.id);
+      if (slot < 0) continue;
+      const slice = this.receiptSlices[slot]!;
+      const cost = this.receiptCosts[slot];
+      this.receiptIds[slot] = -1;
+      const back = slice.q.limits.map((l) => -costFor(cost, l.unit));
+      void this.adjust(slice, slot, back).catch(() => undefined); // lost: counted more, never less
+    }
   }
 
   /** Names a leased admission: `<holder>l<n>`; its receipt lives in a ring of RECEIPTS. */

@@ -44,6 +44,7 @@ const grant = (granted: number[], spans: number[], seq = 9): LeaseGrant => ({
   },
   granted,
   until: spans.map((s) => R + s),
+  notes: [],
 });
 
 describe('Slice: spend deadline on the local clock', () => {

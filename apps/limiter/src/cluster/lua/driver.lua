@@ -11,6 +11,8 @@
 --   r<slot>  receipt ring (slot = seq % RECEIPTS): {seq, chargedAt, requestId, live, cost per limit}
 --   g        capacity leases (docs/architecture.md): msgpack map holder -> {seq, t, expiresAt,
 --            granted per limit, until per limit}; one live grant per replica
+--   n        notes for a lease holder: msgpack map holder -> {kind, admission id...}, releases
+--            (1) and usage settled here (2) of admissions it made from its slices
 --   i<id>    a client requestId's first answer: {seq, at, reply}
 -- ARGV: n limits; 10 per limit: field (name|layoutKey), algorithm (its implementation: a
 --   sliding_window that keeps a log is sliding_log), limit, windowMs, bucketMs, ringSize,
@@ -85,11 +87,12 @@ local order = {}
 local function state(k)
   local c = open[k]
   if c then return c end
-  local got = redis.call('HMGET', k, 's', 'g') -- false where the key holds nothing
+  local got = redis.call('HMGET', k, 's', 'g', 'n') -- false where the key holds nothing
   local blob = got[1]
   local states = {}
   c = { states = states, existed = blob ~= false, sets = {}, dels = {}, dirty = false }
   c.grants = got[2] and cmsgpack.unpack(got[2]) or {}
+  c.notes = got[3] and cmsgpack.unpack(got[3]) or {}
   if blob then
     local saved = cmsgpack.unpack(blob)
     c.seq, c.w, c.a, c.d, c.m, c.leases = saved[1], saved[2], saved[3], saved[4], saved[5], saved[6]
@@ -282,9 +285,28 @@ local function decide(k, op, rid, costs)
   return out
 end
 
+-- Notes kept per holder: its next lease call takes them.
+local MAX_NOTES = 1024
+
+-- An admission a replica made from its slice (`<holder>l<n>`): only that replica has its receipt.
+-- While it holds a grant on the key, a note tells it at its next lease call (within a TTL).
+local function noted(c, rid, kind)
+  local holder = string.match(rid, '^(%w+%.)l%w+$')
+  if holder == nil or c.grants[holder] == nil then return false end
+  local list = c.notes[holder] or {}
+  if #list >= 2 * MAX_NOTES then return false end
+  list[#list + 1], list[#list + 2] = kind, rid
+  c.notes[holder] = list
+  c.notesDirty, c.dirty = true, true
+  return true
+end
+
 local function release(k, rid, leaseId)
   local c = state(k)
   if not c.existed then return { 0, now } end
+  if MAX_LEASES == 0 and rid ~= '' and field(k, c, 'i' .. rid) == nil and noted(c, rid, 1) then
+    return { 1, now }
+  end
   if MAX_LEASES > 0 then
     local leases = liveLeases(c)
     for j, lease in ipairs(leases) do
@@ -313,6 +335,8 @@ end
 local function usage(k, rid, costs)
   local c = state(k)
   local rec = rid ~= '' and c.existed and receiptOf(k, c, rid) or nil
+  -- A leased admission: charged whole here; its holder gives its estimate back when told.
+  if rec == nil and rid ~= '' and field(k, c, 'i' .. rid) == nil then noted(c, rid, 2) end
   for i = 1, n do
     local l = limits[i]
     local delta = costs[i] - (rec and rec[4 + i] or 0)
@@ -365,6 +389,11 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
                      needs, unspent)
   local c = state(k)
   local states = c.states
+  local notes = c.notes[holder] or {}
+  if c.notes[holder] then
+    c.notes[holder] = nil
+    c.notesDirty, c.dirty = true, true
+  end
   local old = c.grants[holder]
   if old then
     if old[1] == prevSeq then
@@ -391,7 +420,7 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   end
   local granted, untils = {}, {}
   for i = 1, n do granted[i], untils[i] = 0, 0 end
-  if not wanted then return reply(c, 0, 0, 0, 0, states), granted, untils end
+  if not wanted then return reply(c, 0, 0, 0, 0, states), granted, untils, notes end
   local refusing, retry = 0, 0
   for i = 1, n do
     local l = limits[i]
@@ -436,7 +465,11 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   end
   if refusing > 0 then
     for i = 1, n do granted[i], untils[i] = 0, 0 end
-    return reply(c, 1, retry, refusing, 0, states), granted, untils
+    -- An empty record for a TTL: the holder still shares the key, and still takes notes of its
+    -- admissions with its next call.
+    c.grants[holder] = { 0, now, now + ttlMs, granted, untils }
+    c.grantsDirty, c.dirty = true, true
+    return reply(c, 1, retry, refusing, 0, states), granted, untils, notes
   end
   local expiresAt = now + 1
   for i = 1, n do
@@ -452,7 +485,7 @@ local function lease(k, holder, prevSeq, replicas, ttlMs, horizonMs, approved, d
   -- stops spending at the deadline), and a token bucket's hold ends then at the latest.
   c.grants[holder] = { seq, now, expiresAt + ttlMs, granted, untils }
   c.grantsDirty, c.dirty = true, true
-  return reply(c, 0, 0, 0, seq, states), granted, untils
+  return reply(c, 0, 0, 0, seq, states), granted, untils, notes
 end
 
 -- A leased admission's cost changed after its grant ended (release, usage settle): more is charged
@@ -484,13 +517,14 @@ for j = 1, #KEYS do
       unspent[i] = tonumber(ARGV[at + 2])
       at = at + 3
     end
-    local out, granted, untils = lease(k, ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]),
-      tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7]),
-      wants, needs, unspent)
+    local out, granted, untils, notes = lease(k, ARGV[b + 1], tonumber(ARGV[b + 2]),
+      tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6]),
+      tonumber(ARGV[b + 7]), wants, needs, unspent)
     for i = 1, n do
       out[#out + 1] = granted[i]
       out[#out + 1] = untils[i]
     end
+    for _, v in ipairs(notes) do out[#out + 1] = v end
     results[j] = out
     b = at
   elseif op == 'settle' then
@@ -544,6 +578,13 @@ for _, k in ipairs(order) do
         c.sets.g = cmsgpack.pack(c.grants)
       else
         c.dels[#c.dels + 1] = 'g'
+      end
+    end
+    if c.notesDirty then
+      if next(c.notes) ~= nil then
+        c.sets.n = cmsgpack.pack(c.notes)
+      else
+        c.dels[#c.dels + 1] = 'n'
       end
     end
     if until_ > now then
