@@ -23,6 +23,7 @@
  * BENCH_QUICK=1 shortens every run.
  */
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { NormalisedAcquire } from '@app/contracts';
 import { compileQuota, type QuotaSpec } from '@app/engine';
 import { Redis } from 'ioredis';
@@ -269,6 +270,9 @@ interface LeaseFigure {
   readonly oursCalls: number;
   readonly rawCalls: number;
   readonly leasedShare: number;
+  /** The event loop's delay while the leased side ran: p99 (median of rounds) and max, ms. */
+  readonly delayP99: number;
+  readonly delayMax: number;
 }
 
 /**
@@ -326,10 +330,18 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
     const oc: number[] = [];
     const tc: number[] = [];
     const share: number[] = [];
+    const delayP99: number[] = [];
+    let delayMax = 0;
     for (let round = 0; round < ROUNDS; round++) {
       await raw.config('RESETSTAT');
       const before = leased();
+      // The book's work grows with the keys it holds (bounded by LEASE_MAX_KEYS): the loop's delay.
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
       const mine = await syncAwareLoop(ours, SECONDS);
+      delay.disable();
+      delayP99.push(delay.percentile(99) / 1e6);
+      delayMax = Math.max(delayMax, delay.max / 1e6);
       leaseKeys = scope.leases!.keys;
       oc.push((await scriptCalls(raw)) / mine.done);
       share.push((leased() - before) / mine.done);
@@ -345,6 +357,8 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
       oursCalls: median(oc),
       rawCalls: median(tc),
       leasedShare: median(share),
+      delayP99: median(delayP99),
+      delayMax,
     };
   };
 
@@ -370,12 +384,12 @@ async function leaseFigures(raw: Redis, sha: string, run: string): Promise<void>
   );
   console.log('');
   console.log(
-    '| figure | leased ClusterScope, decisions/s | raw EVALSHA, decisions/s | ratio | goal | script calls per decision (leased / raw) | decisions from slices |',
+    '| figure | leased ClusterScope, decisions/s | raw EVALSHA, decisions/s | ratio | goal | script calls per decision (leased / raw) | decisions from slices | event-loop delay p99 / max (leased) |',
   );
-  console.log('|---|---:|---:|---:|---|---:|---:|');
+  console.log('|---|---:|---:|---:|---|---:|---:|---:|');
   const row = (label: string, f: LeaseFigure, goal: string): void =>
     console.log(
-      `| ${label} | ${fmt(f.ours)} | ${fmt(f.raw)} | ${(f.ours / f.raw).toFixed(1)}x | ${goal} | ${calls(f.oursCalls)} / ${calls(f.rawCalls)} | ${pct(f.leasedShare)} |`,
+      `| ${label} | ${fmt(f.ours)} | ${fmt(f.raw)} | ${(f.ours / f.raw).toFixed(1)}x | ${goal} | ${calls(f.oursCalls)} / ${calls(f.rawCalls)} | ${pct(f.leasedShare)} | ${f.delayP99.toFixed(1)} / ${f.delayMax.toFixed(1)} ms |`,
     );
   row('(c) one hot key', c, '>= 10x');
   row(`(d) ${fmt(ZIPF_KEYS)} keys, Zipf s = ${ZIPF_S}`, d, '>= 2x');
