@@ -109,8 +109,13 @@ type Op = DecisionOp | 'release' | 'usage' | 'stats' | 'reset';
 const CODES: readonly OutcomeCode[] = ['OK', 'RATE_LIMITED', 'CONCURRENCY_LIMITED'];
 const DAY_MS = 86_400_000;
 
-/** Requests one script call may carry: bounds how long Redis is busy with one call. */
-export const MAX_BATCH = 64;
+/**
+ * Requests one script call may carry: bounds how long Redis is busy with one call. Small enough
+ * that a turn's requests make several calls, sent one per turn: Redis decides one while this
+ * process handles the replies of the one before (16 against 64: bench:cluster (a) 1.02x-1.20x
+ * against 0.82x-0.89x of raw EVALSHA, (d) 2.4x-2.6x against 1.3x-1.4x; docs/benchmarks.md).
+ */
+export const MAX_BATCH = 16;
 
 /** Receipts kept per (quota, key) for release and usage settle: a ring, oldest overwritten. */
 export const RECEIPTS_PER_KEY = 4096;
