@@ -31,10 +31,11 @@ import {
   hourlyQuota,
   startNestTestLimiter,
   type NestTestLimiter,
+  NEST_HOOK_TIMEOUT_MS,
 } from './support/nest-limiter';
 import { uniquePrefix } from './support/limiter-process';
 
-jest.setTimeout(60_000);
+jest.setTimeout(NEST_HOOK_TIMEOUT_MS);
 
 const LIMIT = 3;
 const byApiKey = RateLimitKeys.header('x-api-key');

@@ -19,9 +19,10 @@ import {
   hourlyQuota,
   startNestTestLimiter,
   type NestTestLimiter,
+  NEST_HOOK_TIMEOUT_MS,
 } from './support/nest-limiter';
 
-jest.setTimeout(60_000);
+jest.setTimeout(NEST_HOOK_TIMEOUT_MS);
 
 const LIMIT = 2;
 /** This file's own pattern, so that parallel runs never share a handler. */

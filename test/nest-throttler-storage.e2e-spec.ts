@@ -15,9 +15,10 @@ import {
   hourlyQuota,
   startNestTestLimiter,
   type NestTestLimiter,
+  NEST_HOOK_TIMEOUT_MS,
 } from './support/nest-limiter';
 
-jest.setTimeout(60_000);
+jest.setTimeout(NEST_HOOK_TIMEOUT_MS);
 
 const MINUTE = 60_000;
 

@@ -20,10 +20,18 @@ export interface NestTestLimiter {
   stop(): Promise<void>;
 }
 
+/** How long before the hour turns a block's limiter may start. */
+export const NEST_HOUR_MARGIN_MS = 30_000;
+/** The hook and test timeout of the files that start one: the wait, a start, and slack. */
+export const NEST_HOOK_TIMEOUT_MS = NEST_HOUR_MARGIN_MS + 60_000;
+
 /** Starts a limiter subscribed on a fresh prefix with `quotas`; resolves once /readyz says ready. */
 export async function startNestTestLimiter(quotas: Json[]): Promise<NestTestLimiter> {
-  // The quotas below count per hour: start where the hour cannot turn during the file's tests.
-  await awayFromWindowEnd(HOUR, 120_000);
+  // The quotas below count per hour: start where the hour cannot turn during the block's tests
+  // (each takes seconds). The wait is at most NEST_HOUR_MARGIN_MS, so the files' hook timeout
+  // (NEST_HOOK_TIMEOUT_MS) must cover it plus a start: a 120 s margin under a 60 s timeout failed
+  // every run that reached this in the hour's last two minutes.
+  await awayFromWindowEnd(HOUR, NEST_HOUR_MARGIN_MS);
   const dir = mkdtempSync(join(tmpdir(), 'nest-'));
   const prefix = uniquePrefix();
   const limiter = await startInProcessLimiter(join(dir, 'data'), {
