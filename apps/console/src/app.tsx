@@ -1,0 +1,89 @@
+import { useEffect, useState } from 'preact/hooks';
+import { Login } from './login';
+import { AuditPage } from './pages/audit';
+import { ImportPage } from './pages/import';
+import { KeysPage } from './pages/keys';
+import { LivePage } from './pages/live';
+import type { PageProps } from './pages/page-props';
+import { ProvidersPage } from './pages/providers';
+import { QuotasPage } from './pages/quotas';
+import { PAGES, pageOf, type PagePath } from './routes';
+import { logIn, logOut, savedToken, type Session } from './session';
+
+const PAGE_VIEWS: Record<PagePath, (props: PageProps) => preact.JSX.Element> = {
+  live: LivePage,
+  quotas: QuotasPage,
+  providers: ProvidersPage,
+  keys: KeysPage,
+  audit: AuditPage,
+  import: ImportPage,
+};
+
+function useHashPage(): PagePath {
+  const [page, setPage] = useState(pageOf(location.hash));
+  useEffect(() => {
+    const onChange = () => setPage(pageOf(location.hash));
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return page;
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | undefined>(undefined);
+  // A reload keeps the tab's login: the saved token is checked again before anything is shown.
+  const [resuming, setResuming] = useState(savedToken() !== undefined);
+  const page = useHashPage();
+  useEffect(() => {
+    const token = savedToken();
+    if (token === undefined) return;
+    logIn(token)
+      .then(setSession)
+      .catch(() => logOut(undefined))
+      .finally(() => setResuming(false));
+  }, []);
+  useEffect(() => {
+    const title = PAGES.find((p) => p.path === page)?.title ?? '';
+    document.title = session === undefined ? 'ratelimit console' : `${title} · ratelimit console`;
+  }, [page, session]);
+
+  if (resuming) return <p class="loading">Loading…</p>;
+  if (session === undefined) return <Login onLogIn={setSession} />;
+  const View = PAGE_VIEWS[page];
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">ratelimit</span>
+        <nav aria-label="Pages">
+          {PAGES.map((p) => (
+            <a
+              key={p.path}
+              href={`#/${p.path}`}
+              aria-current={p.path === page ? 'page' : undefined}
+            >
+              {p.title}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {session.canWrite ? 'admin' : 'read only'}
+          <button
+            type="button"
+            onClick={() => {
+              logOut(session);
+              setSession(undefined);
+            }}
+          >
+            Log out
+          </button>
+        </span>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <View session={session} />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,43 @@
+import { useState } from 'preact/hooks';
+import { asConsoleError, type ConsoleError } from './api/errors';
+import { logIn, type Session } from './session';
+import { ErrorBanner } from './ui/error-banner';
+
+/** The read or the admin token, in a password field; nothing else is asked. */
+export function Login(props: { onLogIn: (session: Session) => void }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<ConsoleError | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      props.onLogIn(await logIn(token));
+    } catch (e) {
+      setError(asConsoleError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="login">
+      <form onSubmit={(e) => void submit(e)} aria-labelledby="login-title">
+        <h1 id="login-title">ratelimit console</h1>
+        <p>Log in with the admin token (to change quotas) or the read token (to watch).</p>
+        <label for="token">Token</label>
+        <input
+          id="token"
+          type="password"
+          autoComplete="current-password"
+          value={token}
+          onInput={(e) => setToken(e.currentTarget.value)}
+          autoFocus
+        />
+        <button type="submit" disabled={busy}>
+          Log in
+        </button>
+        <ErrorBanner error={error} />
+      </form>
+    </main>
+  );
+}
