@@ -40,9 +40,12 @@ export default defineConfig({
   publicDir: false,
   plugins: [gzipBudget(JS_BUDGET_GZIP_BYTES)],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  // `npm run dev:console`: the admin (npm start, ADMIN_PORT 8081) answers the API.
+  // `npm run dev:console` (and `vite preview`): the admin at CONSOLE_ADMIN_URL answers the API
+  // (default: the one `npm start` runs).
   server: {
-    proxy: { '/graphql': { target: 'http://127.0.0.1:8081', ws: true } },
+    proxy: {
+      '/graphql': { target: process.env['CONSOLE_ADMIN_URL'] ?? 'http://127.0.0.1:8081', ws: true },
+    },
   },
   build: {
     outDir: resolve(HERE, '../../dist/console'),
