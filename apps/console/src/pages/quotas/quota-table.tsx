@@ -30,25 +30,31 @@ export function QuotaTable(props: {
         <tbody>
           {props.quotas.map((q) => (
             <tr key={q.name}>
-              <td>{q.name}</td>
-              <td>
+              <td data-label="Name">{q.name}</td>
+              <td data-label="Match">
                 {q.match === null ? <span class="muted">(none)</span> : <code>{q.match}</code>}
               </td>
-              <td>
-                {q.scope}
-                {q.shadow && <span class="tag">shadow</span>}
+              <td data-label="Scope">
+                <span>
+                  {q.scope}
+                  {q.shadow && <span class="tag">shadow</span>}
+                </span>
               </td>
-              <td>
-                {q.limits.map((l) => (
-                  <div key={l.name}>{limitSummary(l)}</div>
-                ))}
+              <td data-label="Limits">
+                <div>
+                  {q.limits.map((l) => (
+                    <div key={l.name}>{limitSummary(l)}</div>
+                  ))}
+                </div>
               </td>
-              <td class="num">{q.version}</td>
-              <td>
+              <td class="num" data-label="Version">
+                {q.version}
+              </td>
+              <td data-label="Last change">
                 <time dateTime={q.updatedAt}>{instant(q.updatedAt)}</time>
               </td>
               {props.canWrite && (
-                <td>
+                <td data-label="Actions">
                   <div class="row-actions">
                     <button
                       type="button"
