@@ -32,12 +32,12 @@ export function QuotasPage({ session }: PageProps) {
   useEffect(() => {
     if (editing !== undefined || returnTo === undefined) return;
     const page = pageRef.current;
-    const target =
-      page?.querySelector<HTMLElement>(`button[aria-label="Edit ${returnTo}"]`) ??
-      page?.querySelector<HTMLElement>('h1');
-    target?.focus();
+    const row = page?.querySelector<HTMLElement>(`button[aria-label="Edit ${returnTo}"]`);
+    // A quota just created has its row only once the list is back.
+    if (row === null && quotas.loading) return;
+    (row ?? page?.querySelector<HTMLElement>('h1'))?.focus();
     setReturnTo(undefined);
-  }, [editing, returnTo, quotas.data]);
+  }, [editing, returnTo, quotas.data, quotas.loading]);
 
   const open = (quota: QuotaFieldsFragment | undefined) => {
     setDone('');
