@@ -157,6 +157,13 @@ describe('toQuotaInput', () => {
     });
   });
 
+  it('says a whole number beyond 2^53-1 is too large', () => {
+    expect(toQuotaInput(form({ concurrencyMax: '9007199254740993' }))).toEqual({
+      ok: false,
+      issues: [{ field: 'input.concurrency.max', message: 'is too large (at most 2^53-1)' }],
+    });
+  });
+
   it('requires a limit amount', () => {
     const limits = [{ ...EMPTY_LIMIT, name: 'rpm', window: '1s' }];
     expect(toQuotaInput(form({ limits }))).toEqual({

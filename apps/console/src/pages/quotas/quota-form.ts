@@ -151,9 +151,13 @@ class NumberReader {
   optional(value: string, path: string): number | undefined {
     const trimmed = value.trim();
     if (trimmed === '') return undefined;
-    const n = /^[+-]?[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
-    if (Number.isSafeInteger(n)) return n;
-    this.issues.push({ field: path, message: 'must be a whole number' });
+    const whole = /^[+-]?[0-9]+$/.test(trimmed);
+    const n = Number(trimmed);
+    if (whole && Number.isSafeInteger(n)) return n;
+    this.issues.push({
+      field: path,
+      message: whole ? 'is too large (at most 2^53-1)' : 'must be a whole number',
+    });
     return undefined;
   }
 
