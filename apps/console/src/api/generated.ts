@@ -89,7 +89,10 @@ export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type ViewerQuery = { viewer: { credential: Credential, canWrite: boolean } };
 
-export type QuotasQueryVariables = Exact<{ [key: string]: never; }>;
+export type QuotasQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
 
 
 export type QuotasQuery = { quotas: Array<{ name: string, match: string | null, scope: Scope, shadow: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null }> };
@@ -245,8 +248,8 @@ export const ViewerDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<ViewerQuery, ViewerQueryVariables>;
 export const QuotasDocument = new TypedDocumentString(`
-    query Quotas {
-  quotas {
+    query Quotas($first: Int, $after: String) {
+  quotas(first: $first, after: $after) {
     ...QuotaFields
   }
 }

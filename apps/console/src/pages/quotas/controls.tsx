@@ -1,0 +1,90 @@
+/** The editor's labelled controls: a Field around a text input, a select or a checkbox. */
+import type { FieldIssue } from '../../api/errors';
+import { Field } from '../../ui/field';
+
+interface Common {
+  readonly label: string;
+  /** The input path the admin names: `input.limits[0].window`. */
+  readonly path: string;
+  readonly issues: readonly FieldIssue[];
+  readonly hint?: string;
+}
+
+export function TextField(
+  props: Common & {
+    value: string;
+    onChange: (value: string) => void;
+    /** Whole numbers: typed as text, so a stray letter is seen and named rather than dropped. */
+    numeric?: boolean;
+    readOnly?: boolean;
+  },
+) {
+  return (
+    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+      {(c) => (
+        <input
+          id={c.id}
+          type="text"
+          value={props.value}
+          inputMode={props.numeric === true ? 'numeric' : undefined}
+          readOnly={props.readOnly}
+          autoComplete="off"
+          aria-invalid={c.invalid}
+          aria-describedby={c.describedBy}
+          onInput={(e) => props.onChange(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+export function SelectField<V extends string>(
+  props: Common & {
+    value: V;
+    onChange: (value: V) => void;
+    /** [value, what the option reads]. */
+    options: readonly (readonly [V, string])[];
+  },
+) {
+  return (
+    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+      {(c) => (
+        <select
+          id={c.id}
+          value={props.value}
+          aria-invalid={c.invalid}
+          aria-describedby={c.describedBy}
+          onChange={(e) => {
+            const chosen = props.options.find(([v]) => v === e.currentTarget.value);
+            if (chosen !== undefined) props.onChange(chosen[0]);
+          }}
+        >
+          {props.options.map(([value, text]) => (
+            <option key={value} value={value}>
+              {text}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+export function CheckboxField(
+  props: Common & { checked: boolean; onChange: (checked: boolean) => void },
+) {
+  return (
+    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+      {(c) => (
+        <input
+          id={c.id}
+          type="checkbox"
+          checked={props.checked}
+          aria-invalid={c.invalid}
+          aria-describedby={c.describedBy}
+          onChange={(e) => props.onChange(e.currentTarget.checked)}
+        />
+      )}
+    </Field>
+  );
+}
