@@ -15,8 +15,14 @@ export function ConfirmButton(props: {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const confirmRef = useRef<HTMLButtonElement>(null);
+  const askRef = useRef<HTMLButtonElement>(null);
+  // Focus follows the step: to the confirm button when asking, back to the first button after a
+  // cancel, so a keyboard user never lands on <body>.
+  const wasAsking = useRef(false);
   useEffect(() => {
     if (asking) confirmRef.current?.focus();
+    else if (wasAsking.current) askRef.current?.focus();
+    wasAsking.current = asking;
   }, [asking]);
   if (!asking) {
     return (
