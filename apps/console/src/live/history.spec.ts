@@ -52,6 +52,14 @@ describe('LiveHistory', () => {
     ]);
   });
 
+  it('measures the rate after a too-early update from the reading before it', () => {
+    const history = new LiveHistory();
+    history.ingest(update(0, [['chat', 100, 0]]));
+    history.ingest(update(0.3, [['chat', 130, 0]]));
+    history.ingest(update(1.3, [['chat', 230, 0]]));
+    expect(history.quotas()[0]?.samples.map((s) => s.admitted)).toEqual([null, null, 100]);
+  });
+
   it('lists quotas by name as they first show up, and the replicas of the last update', () => {
     const history = new LiveHistory();
     expect(history.replicas).toBeUndefined();

@@ -2,7 +2,7 @@
  * The Live page's memory: per quota, the last 10 minutes of samples (rates and gauges), fed by
  * the admin's stats updates and bounded however long the page stays open.
  */
-import { ratesBetween, UNKNOWN_RATES, type CounterReading } from './rates';
+import { measuredFrom, ratesBetween, UNKNOWN_RATES, type CounterReading } from './rates';
 import { RingBuffer } from './ring-buffer';
 
 /** What one stats update says (the fields of the StatsFields fragment this needs). */
@@ -131,7 +131,7 @@ export class LiveHistory {
         denied: stats.denied,
       };
       const rates = ratesBetween(quota.previous, reading);
-      quota.previous = reading;
+      quota.previous = measuredFrom(quota.previous, reading);
       quota.lastReportedMs = atMs;
       quota.add({ atMs, ...rates, keys: stats.activeKeys, waiting: stats.queued }, windowStartMs);
     }

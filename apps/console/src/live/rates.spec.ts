@@ -1,4 +1,4 @@
-import { ratesBetween, type CounterReading } from './rates';
+import { measuredFrom, ratesBetween, type CounterReading } from './rates';
 
 const reading = (over: Partial<CounterReading>): CounterReading => ({
   atMs: 10_000,
@@ -43,6 +43,23 @@ describe('ratesBetween', () => {
       reading({ atMs: 11_000, replicas: 2, approved: 5_000 }),
     );
     expect(rates).toEqual({ admitted: null, refused: null });
+  });
+
+  it('is unknown over less than the limiters’ 500 ms reporting period', () => {
+    expect(ratesBetween(reading({}), reading({ atMs: 10_350, approved: 150 }))).toEqual({
+      admitted: null,
+      refused: null,
+    });
+    expect(ratesBetween(reading({}), reading({ atMs: 10_500, approved: 150 })).admitted).toBe(100);
+  });
+
+  it('keeps the earlier reading as the base when the next came too soon to measure from', () => {
+    const base = reading({});
+    const soon = reading({ atMs: 10_350 });
+    const later = reading({ atMs: 11_000 });
+    expect(measuredFrom(undefined, soon)).toBe(soon);
+    expect(measuredFrom(base, soon)).toBe(base);
+    expect(measuredFrom(base, later)).toBe(later);
   });
 
   it('is unknown when the readings are not in time order', () => {

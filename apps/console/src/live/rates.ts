@@ -7,7 +7,11 @@
  * unknown (null, a gap in the chart, "—" in the figures) rather than wrong when:
  * - there is no earlier reading, or the readings are not in time order;
  * - the number of replicas reporting changed between the readings;
- * - either counter went down (a replica restarted or stopped reporting): never a negative rate.
+ * - either counter went down (a replica restarted or stopped reporting): never a negative rate;
+ * - the readings are less than MIN_RATE_INTERVAL_MS apart (the first update after subscribing
+ *   comes at once, the next on the admin's timer): limiters report every 500 ms, so so short a
+ *   difference says more about when they reported than about traffic. The caller then keeps the
+ *   earlier reading as the base for the next rate (see measuredFrom).
  */
 export interface CounterReading {
   /** When the admin computed it, epoch ms (its clock, the same for every reading). */
@@ -24,15 +28,31 @@ export interface Rates {
   readonly refused: number | null;
 }
 
+/** Limiters report their counters every 500 ms: no rate over less than that. */
+export const MIN_RATE_INTERVAL_MS = 500;
+
 export const UNKNOWN_RATES: Rates = { admitted: null, refused: null };
 
 export function ratesBetween(previous: CounterReading | undefined, next: CounterReading): Rates {
   if (previous === undefined) return UNKNOWN_RATES;
   const seconds = (next.atMs - previous.atMs) / 1000;
-  if (!(seconds > 0) || !Number.isFinite(seconds)) return UNKNOWN_RATES;
+  if (!(seconds * 1000 >= MIN_RATE_INTERVAL_MS) || !Number.isFinite(seconds)) return UNKNOWN_RATES;
   if (previous.replicas !== next.replicas) return UNKNOWN_RATES;
   const admitted = next.approved - previous.approved;
   const refused = next.denied - previous.denied;
   if (!(admitted >= 0) || !(refused >= 0)) return UNKNOWN_RATES;
   return { admitted: admitted / seconds, refused: refused / seconds };
+}
+
+/**
+ * The reading the next rate should be measured from: `next`, unless it came too soon after
+ * `previous` to give one, in which case `previous` stays the base.
+ */
+export function measuredFrom(
+  previous: CounterReading | undefined,
+  next: CounterReading,
+): CounterReading {
+  if (previous === undefined) return next;
+  const elapsed = next.atMs - previous.atMs;
+  return elapsed >= 0 && elapsed < MIN_RATE_INTERVAL_MS ? previous : next;
 }
