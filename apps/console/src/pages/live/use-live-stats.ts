@@ -11,6 +11,8 @@ export type LinkState = 'connecting' | 'live' | 'reconnecting';
  * means the link is down, whatever the socket said (it may have told an earlier subscriber only).
  */
 const SILENT_AFTER_MS = 4_000;
+/** While silent, how often to start a new subscription (the socket itself retries with backoff). */
+const RESUBSCRIBE_EVERY_MS = 5_000;
 
 export interface LiveStats {
   readonly history: LiveHistory;
@@ -29,24 +31,36 @@ export function useLiveStats(api: AdminApi): LiveStats {
   const [why, setWhy] = useState<string | undefined>(undefined);
   useEffect(() => {
     let lastHeardAt = Date.now();
-    const unsubscribe = api.subscribe(
-      StatsUpdatedDocument,
-      (data) => {
-        lastHeardAt = Date.now();
-        if (history.ingest(data.statsUpdated)) setVersion((v) => v + 1);
-        setLink('live');
-        setWhy(undefined);
-      },
-      (state, reason) => {
-        // 'live' from the socket means connected, not yet an update: the next update says live.
-        if (state === 'reconnecting') {
-          setLink('reconnecting');
-          setWhy(reason);
-        }
-      },
-    );
+    let subscribedAt = lastHeardAt;
+    const subscribe = () =>
+      api.subscribe(
+        StatsUpdatedDocument,
+        (data) => {
+          lastHeardAt = Date.now();
+          if (history.ingest(data.statsUpdated)) setVersion((v) => v + 1);
+          setLink('live');
+          setWhy(undefined);
+        },
+        (state, reason) => {
+          // 'live' from the socket means connected, not yet an update: the next update says so.
+          if (state === 'reconnecting') {
+            setLink('reconnecting');
+            setWhy(reason);
+          }
+        },
+      );
+    let unsubscribe = subscribe();
     const watchdog = setInterval(() => {
-      if (Date.now() - lastHeardAt > SILENT_AFTER_MS) setLink('reconnecting');
+      const now = Date.now();
+      if (now - lastHeardAt <= SILENT_AFTER_MS) return;
+      setLink('reconnecting');
+      // An admin that shuts down completes its subscriptions, and the socket's reconnection does
+      // not renew a completed one (nor one that ended in an error): while silent, subscribe anew.
+      if (now - subscribedAt >= RESUBSCRIBE_EVERY_MS) {
+        unsubscribe();
+        unsubscribe = subscribe();
+        subscribedAt = now;
+      }
     }, 1_000);
     return () => {
       clearInterval(watchdog);
