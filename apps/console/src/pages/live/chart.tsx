@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Columns } from '../../live/history';
+import { clockTick } from '../../live/time-axis';
 
 export interface ChartSeries {
   readonly label: string;
@@ -15,14 +16,8 @@ function cssColour(variable: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(variable).trim() || 'gray';
 }
 
+/** The time axis spans at least this, so that the first seconds do not get sub-second ticks. */
 const MIN_SPAN_S = 60;
-
-/** A tick on the time axis: 14:05, or 14:05:30 when ticks are less than a minute apart. */
-function clock(epochSeconds: number, stepSeconds: number): string {
-  const date = new Date(epochSeconds * 1000);
-  const hhmm = `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
-  return stepSeconds < 60 ? `${hhmm}:${String(date.getSeconds()).padStart(2, '0')}` : hhmm;
-}
 
 function options(
   series: readonly [ChartSeries, ChartSeries],
@@ -41,13 +36,15 @@ function options(
     // Labels only: the figures above the charts give the latest values.
     legend: { live: false },
     scales: {
-      // At least a minute wide, so that the first seconds do not get sub-second ticks.
       x: { time: true, range: (_u, min, max) => [Math.min(min, max - MIN_SPAN_S), max] },
       // Counts and rates start at zero; an empty or flat chart still gets a scale.
       y: { range: (_u, _min, max) => [0, max !== null && max > 0 ? max * 1.1 : 1] },
     },
     axes: [
-      { ...axis, values: (_u, splits, _axis, _space, step) => splits.map((s) => clock(s, step)) },
+      {
+        ...axis,
+        values: (_u, splits, _axis, _space, step) => splits.map((s) => clockTick(s, step)),
+      },
       { ...axis, size: 48, values: (_u, splits) => splits.map(format) },
     ],
     series: [
