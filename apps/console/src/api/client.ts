@@ -13,6 +13,10 @@ export type Variables<V> = V extends Record<string, never> ? undefined : V;
 
 export class AdminApi {
   private ws: Client | undefined;
+  /** Every live subscription's state callback: the one socket tells them all. */
+  private readonly stateListeners = new Set<
+    (state: 'live' | 'reconnecting', why?: string) => void
+  >();
 
   constructor(private readonly token: string) {}
 
@@ -53,16 +57,19 @@ export class AdminApi {
   }
 
   /**
-   * A subscription that lives until the returned function is called. The socket reconnects with
-   * backoff for as long as the console is open, so an admin restart only pauses it.
+   * A subscription that lives until the returned function is called or the admin ends it. The
+   * socket reconnects with backoff while the console is open, but an admin that shuts down
+   * completes its subscriptions: a caller that must outlive a restart subscribes again when its
+   * updates stop (the Live page does).
    */
   subscribe<R, V>(
     document: TypedDocumentString<R, V>,
     onData: (data: R) => void,
     onState: (state: 'live' | 'reconnecting', why?: string) => void,
   ): () => void {
-    const client = this.socket(onState);
-    return client.subscribe<R>(
+    const client = this.socket();
+    this.stateListeners.add(onState);
+    const stop = client.subscribe<R>(
       { query: document.toString() },
       {
         next: (result) => {
@@ -76,9 +83,17 @@ export class AdminApi {
         complete: () => undefined,
       },
     );
+    return () => {
+      this.stateListeners.delete(onState);
+      stop();
+    };
   }
 
-  private socket(onState: (state: 'live' | 'reconnecting', why?: string) => void): Client {
+  private tell(state: 'live' | 'reconnecting', why?: string): void {
+    for (const listener of this.stateListeners) listener(state, why);
+  }
+
+  private socket(): Client {
     this.ws ??= createClient({
       url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${GRAPHQL_PATH}`,
       connectionParams: this.token === '' ? {} : { Authorization: `Bearer ${this.token}` },
@@ -91,8 +106,8 @@ export class AdminApi {
           setTimeout(resolve, Math.min(5_000, 500 * 2 ** retries) * (0.75 + Math.random() / 2)),
         ),
       on: {
-        connected: () => onState('live'),
-        closed: () => onState('reconnecting', 'the connection to the admin closed'),
+        connected: () => this.tell('live'),
+        closed: () => this.tell('reconnecting', 'the connection to the admin closed'),
       },
     });
     return this.ws;

@@ -8,7 +8,7 @@ export type LinkState = 'connecting' | 'live' | 'reconnecting';
 
 /**
  * The admin pushes an update every second, also with no limiter running: this long without one
- * means the link is down, whatever the socket said (it may have told an earlier subscriber only).
+ * means the link is down, whatever the socket said.
  */
 const SILENT_AFTER_MS = 4_000;
 /** While silent, how often to start a new subscription (the socket itself retries with backoff). */
