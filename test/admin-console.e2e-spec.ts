@@ -202,10 +202,6 @@ describe('the console with the admin token', () => {
   });
 
   it('draws live traffic from both limiters, and reconnects after an admin restart', async () => {
-    await tab.page
-      .getByRole('status')
-      .waitFor({ state: 'detached' })
-      .catch(() => undefined);
     await tab.goTo('Live');
     const stop = traffic('console-api');
     try {
