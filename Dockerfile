@@ -18,7 +18,8 @@ RUN npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json tsconfig.build.json ./
 COPY libs ./libs
 COPY apps ./apps
-# dist/apps/<app>/main.js, and the cluster scope's Lua scripts beside the limiter's bundle.
+# dist/apps/<app>/main.js, the cluster scope's Lua scripts beside the limiter's bundle, and the web
+# console in dist/console (the admin finds it there, beside its bundle, and serves it on /).
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: production dependencies (better-sqlite3's built .node among them) and the bundles. Slim,

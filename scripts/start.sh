@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # npm start: builds what is missing or older than its sources, then runs the limiter (:8080) and the
-# admin (GraphQL on :8081/graphql, SQLite under DATA_DIR) with the embedded defaults of README.md,
-# "Configuration": in-process limits only (REDIS_URL unset), NATS at 127.0.0.1:4222 when it runs
-# (both start without it and connect when it comes up). SIGTERM or Ctrl-C stops both; if either
-# exits, the other is stopped too and the script exits with the first one's status.
+# admin (GraphQL on :8081/graphql, the web console on :8081/, SQLite under DATA_DIR) with the
+# embedded defaults of README.md, "Configuration": in-process limits only (REDIS_URL unset), NATS
+# at 127.0.0.1:4222 when it runs (both start without it and connect when it comes up). SIGTERM or
+# Ctrl-C stops both; if either exits, the other is stopped too and the script exits with the first
+# one's status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -29,6 +30,21 @@ for app in limiter admin; do
     touch "dist/apps/$app/main.js" # webpack leaves an unchanged bundle untouched
   fi
 done
+
+# The web console (apps/console, built by Vite into dist/console), which the admin serves on /:
+# stale as the apps are, judged by its index.html.
+console_stale() {
+  local out=dist/console/index.html
+  [[ ! -f "$out" ]] && return 0
+  [[ -n "$(find apps/console libs vite.config.ts package.json package-lock.json tsconfig.json \
+    -type f ! -name '*.spec.ts' -newer "$out" -print -quit 2>/dev/null)" ]]
+}
+
+if [[ -d apps/console ]] && console_stale; then
+  echo "start: building the console" >&2
+  npm run build:console
+  touch dist/console/index.html
+fi
 
 node dist/apps/limiter/main.js &
 limiter=$!

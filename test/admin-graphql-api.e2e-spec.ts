@@ -1,6 +1,7 @@
 /**
  * The admin's GraphQL surface in-process over a real SQLite file, without NATS: input validation
- * (many bad inputs, nothing stored), query limits, production hardening, error codes.
+ * (many bad inputs, nothing stored), query limits, production hardening, error codes, and what
+ * `viewer` tells each credential.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import fc from 'fast-check';
@@ -36,6 +37,45 @@ async function stop(r: Running | undefined): Promise<void> {
 }
 
 const UPSERT = 'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { name version } }';
+
+interface ViewerAnswer {
+  viewer: { credential: string; canWrite: boolean };
+}
+
+function bearer(token: string | undefined): Record<string, string> {
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
+
+/** `viewer` as `token` sees it (no Authorization header when undefined). */
+function viewerAs(url: string, token?: string): Promise<GqlResult<ViewerAnswer>> {
+  return gql<ViewerAnswer>(url, '{ viewer { credential canWrite } }', {}, bearer(token));
+}
+
+/**
+ * Whether a mutation of `token` gets past the token check: deleting a quota that does not exist
+ * then answers NOT_FOUND (and changes nothing), else UNAUTHENTICATED.
+ */
+async function mayWrite(url: string, token?: string): Promise<boolean> {
+  const result = await gql(
+    url,
+    'mutation { deleteQuota(name: "no-such-quota") }',
+    {},
+    bearer(token),
+  );
+  const code = result.errors?.[0]?.extensions?.code;
+  expect(['NOT_FOUND', 'UNAUTHENTICATED']).toContain(code);
+  return code === 'NOT_FOUND';
+}
+
+/** viewer answers `credential` to `token`, and its canWrite is what a real mutation finds. */
+async function expectViewer(url: string, token: string | undefined, credential: string) {
+  const canWrite = await mayWrite(url, token);
+  expect(await viewerAs(url, token)).toEqual({
+    status: 200,
+    data: { viewer: { credential, canWrite } },
+  });
+  return canWrite;
+}
 
 describe('admin GraphQL API (development mode)', () => {
   let r: Running;
@@ -258,6 +298,11 @@ describe('admin GraphQL API (development mode)', () => {
     // The query of the same document is still answered.
     expect(await post(both, 'Names')).toMatchObject({ status: 200, data: { quotas: [] } });
   });
+
+  it('answers viewer without tokens: anyone may write, whatever token it brings', async () => {
+    expect(await expectViewer(r.url, undefined, 'none')).toBe(true);
+    expect(await expectViewer(r.url, 'some-token', 'unknown')).toBe(true);
+  });
 });
 
 describe('admin GraphQL API (development mode, ADMIN_READ_TOKEN set)', () => {
@@ -290,6 +335,30 @@ describe('admin GraphQL API (development mode, ADMIN_READ_TOKEN set)', () => {
       `${r.url}/graphql?query=${encodeURIComponent('{ __schema { queryType { name } } }')}`,
     );
     expect(JSON.stringify(await viaGet.json())).toMatch(/UNAUTHENTICATED/);
+  });
+
+  it('answers viewer to the admin and read tokens, and refuses it to the others', async () => {
+    expect(await expectViewer(r.url, ADMIN, 'admin')).toBe(true);
+    expect(await expectViewer(r.url, READ, 'read')).toBe(false);
+    for (const token of [undefined, 'wrong']) {
+      const refused = await viewerAs(r.url, token);
+      expect(refused.data ?? null).toBeNull();
+      expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(await mayWrite(r.url, token)).toBe(false);
+    }
+  });
+});
+
+describe('admin GraphQL API (development mode, ADMIN_TOKEN set, reads open)', () => {
+  const ADMIN = 'admin-secret';
+  let r: Running;
+  beforeAll(async () => (r = await start({ ADMIN_TOKEN: ADMIN })));
+  afterAll(() => stop(r));
+
+  it('answers viewer to every request; only the admin token may write', async () => {
+    expect(await expectViewer(r.url, ADMIN, 'admin')).toBe(true);
+    expect(await expectViewer(r.url, undefined, 'none')).toBe(false);
+    expect(await expectViewer(r.url, 'wrong', 'unknown')).toBe(false);
   });
 });
 

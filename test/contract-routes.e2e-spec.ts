@@ -21,9 +21,12 @@ import { createLimiterApp } from '../apps/limiter/src/app';
 /** The order the docs write methods in. */
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-/** GraphiQL's own files belong to its row. */
+/** GraphiQL's own files belong to its row, and the console's to the row of /assets. */
 function documentedPath(path: string): string {
-  return path.startsWith(`${ADMIN_ROUTES.graphiql}/`) ? ADMIN_ROUTES.graphiql : path;
+  for (const dir of [ADMIN_ROUTES.graphiql, ADMIN_ROUTES.consoleAssets]) {
+    if (path.startsWith(`${dir}/`)) return dir;
+  }
+  return path;
 }
 
 /** `app path` → methods, for every route `create` registers once the app is initialised. */

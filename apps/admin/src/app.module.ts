@@ -3,6 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AuditService } from './audit/audit.service';
+import { ConsoleModule } from './console/console.module';
 import { ControlModule } from './control';
 import { GraphiqlModule } from './graphiql/graphiql.module';
 import { AdminAuthGuard } from './graphql/auth.guard';
@@ -28,7 +29,7 @@ import { ShutdownLog } from './shutdown-log';
 /**
  * The admin control plane (docs/contract.md, Admin GraphQL): GraphQL on /graphql over SQLite
  * (MikroORM), publishing to the limiters through a JetStream KV bucket and reading their stats from
- * NATS.
+ * NATS; the web console on /.
  */
 @Module({})
 export class AppModule {
@@ -48,6 +49,7 @@ export class AppModule {
         }),
         // A development tool: off in production, as introspection is.
         ...(settings.production ? [] : [GraphiqlModule]),
+        ConsoleModule,
       ],
       controllers: [HealthController],
       providers: [

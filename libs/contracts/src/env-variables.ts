@@ -273,6 +273,12 @@ export const ENV_VARIABLES = [
     meaning: 'a GraphQL query still waiting then answers an error',
   },
   {
+    name: 'CONSOLE_DIR',
+    apps: admin,
+    default: '(unset)',
+    meaning: "the web console's build (index.html, assets/); unset: `dist/console`",
+  },
+  {
     name: 'NODE_ENV',
     apps: admin,
     default: '(unset)',

@@ -45,6 +45,10 @@ export const ADMIN_ROUTES = {
   graphql: '/graphql',
   /** GraphiQL and its files below it, outside production (apps/admin/src/graphiql). */
   graphiql: '/graphiql',
+  /** The web console's page (apps/admin/src/console), in production too. */
+  console: '/',
+  /** The console's files, `/assets/<name>-<hash>.<ext>`, cached for good. */
+  consoleAssets: '/assets',
   health: '/healthz',
   /** 200 once NATS is connected (or NATS_URL is empty), else 503 with the reason. */
   ready: '/readyz',

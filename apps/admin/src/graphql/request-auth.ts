@@ -41,18 +41,32 @@ export function requestAuth(
   const h = headers ?? {};
   const bearer = BEARER.exec(header(h, ADMIN_HEADERS.authorization) ?? '')?.[1];
   const named = header(h, ADMIN_HEADERS.actor)?.trim();
-  const credential = credentialName(bearer, settings);
+  const credential = CREDENTIAL_NAMES[credentialKind(bearer, settings)];
   const who = named !== undefined && ACTOR.test(named) ? named : 'anonymous';
   const from = ip === undefined ? '' : ` from ${ip}`;
   return { bearer, actor: `${who} (${credential}${from})` };
 }
 
-function credentialName(bearer: string | undefined, settings: TokenSettings): string {
-  if (bearer === undefined) return 'no token';
-  if (sameSecret(bearer, settings.adminToken)) return 'admin token';
-  if (sameSecret(bearer, settings.readToken)) return 'read token';
-  return 'unknown token';
+/** Which token a request brought: ADMIN_TOKEN, ADMIN_READ_TOKEN, none, or one that is neither. */
+export type CredentialKind = 'admin' | 'read' | 'none' | 'unknown';
+
+export function credentialKind(
+  bearer: string | undefined,
+  settings: TokenSettings,
+): CredentialKind {
+  if (bearer === undefined) return 'none';
+  if (sameSecret(bearer, settings.adminToken)) return 'admin';
+  if (sameSecret(bearer, settings.readToken)) return 'read';
+  return 'unknown';
 }
+
+/** As the audit log names each kind. */
+const CREDENTIAL_NAMES: Readonly<Record<CredentialKind, string>> = {
+  admin: 'admin token',
+  read: 'read token',
+  none: 'no token',
+  unknown: 'unknown token',
+};
 
 /** Constant-time comparison: hashing first makes lengths equal. */
 export function sameSecret(given: string | undefined, expected: string | undefined): boolean {

@@ -41,6 +41,8 @@ export interface AdminSettings {
   readonly operationTimeoutMs: number;
   /** MAX_REQUESTS and friends: what a GoCC document imported without them falls back to. */
   readonly gocc: GoccSettings;
+  /** CONSOLE_DIR: where the web console's built files are; undefined: look in the usual places. */
+  readonly consoleDir: string | undefined;
 }
 
 export const ADMIN_SETTINGS = Symbol('AdminSettings');
@@ -76,5 +78,6 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
       MAX_OPERATION_TIMEOUT_MS,
     ),
     gocc: readGoccSettings(env),
+    consoleDir: env['CONSOLE_DIR']?.trim() || undefined,
   };
 }
