@@ -36,11 +36,11 @@ done
 console_stale() {
   local out=dist/console/index.html
   [[ ! -f "$out" ]] && return 0
-  [[ -n "$(find apps/console libs vite.config.ts package.json package-lock.json tsconfig.json \
+  [[ -n "$(find apps/console package.json package-lock.json \
     -type f ! -name '*.spec.ts' -newer "$out" -print -quit 2>/dev/null)" ]]
 }
 
-if [[ -d apps/console ]] && console_stale; then
+if console_stale; then
   echo "start: building the console" >&2
   npm run build:console
   touch dist/console/index.html

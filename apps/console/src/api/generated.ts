@@ -19,10 +19,15 @@ export type ConcurrencyInput = {
   max: number;
 };
 
+/** The token a request brought. */
 export type Credential =
+  /** ADMIN_TOKEN */
   | 'admin'
+  /** no Authorization header */
   | 'none'
+  /** ADMIN_READ_TOKEN */
   | 'read'
+  /** a bearer token that is neither */
   | 'unknown';
 
 export type ImportFormat =
