@@ -68,7 +68,7 @@ export function EditableModelRow(props: {
     const mine = issuesAt(issues, field);
     const errorId = `${id}-${field}-error`;
     return (
-      <td key={field}>
+      <td key={field} data-label={label}>
         <div class={mine.length > 0 ? 'field invalid' : 'field'} data-path={field}>
           <input
             class="limit-input"

@@ -78,7 +78,7 @@ export function ProviderPanel(props: { api: AdminApi; canWrite: boolean; provide
         <p class="muted">No models.</p>
       ) : (
         <div class="table-wrap">
-          <table class="models">
+          <table class={props.canWrite ? 'models editable' : 'models'}>
             <caption class="visually-hidden">Models of {name} (0 = unlimited)</caption>
             <thead>
               <tr>
