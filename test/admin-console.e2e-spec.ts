@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { controlNames } from '@app/contracts';
-import { startAdmin, type AdminProcess } from './support/admin-process';
+import { gqlData, startAdmin, type AdminProcess } from './support/admin-process';
 import { launchBrowser, type TestBrowser } from './support/browser';
 import { ConsoleTab, PHONE, UI_TIMEOUT_MS } from './support/console-tab';
-import { httpAcquire, sleep } from './support/limiter-http';
+import { httpAcquire, sleep, type Json } from './support/limiter-http';
 import {
   freePort,
   startLimiter,
@@ -201,6 +201,45 @@ describe('the console with the admin token', () => {
     tab.expectClean();
   });
 
+  it('looks a key up on every limiter and resets it after a confirmation', async () => {
+    const key = `console-api-${limiters[0]!.port}`; // spent (2 of 2) by the 429 test
+    await tab.goTo('Keys');
+    await tab.page.getByLabel('Key', { exact: true }).fill(key);
+    await tab.page.getByLabel('Quota (optional)', { exact: true }).fill('console-api');
+    await tab.button('Look up').click();
+    await tab.page.getByRole('rowheader', { name: 'per-hour', exact: true }).waitFor();
+    await tab.button('Reset key').click();
+    await tab.page.getByText(`Reset key ${key} on every limiter?`).waitFor();
+    await tab.screenshot('keys');
+    await tab.button('Yes, reset').click();
+    await tab.page
+      .getByRole('status')
+      .getByText(/^Reset on 2 replicas/)
+      .waitFor();
+    expect((await httpAcquire(limiters[0]!.url, { key, quota: 'console-api' }))['status']).toBe(
+      200,
+    );
+    tab.expectClean();
+  });
+
+  it('enables a provider and changes a model’s limits', async () => {
+    await tab.goTo('Providers');
+    await tab.page.getByRole('checkbox', { name: 'Enable openai' }).check();
+    await tab.page.getByLabel('gpt-4o RPM', { exact: true }).fill('123');
+    await tab.button('Save gpt-4o').click();
+    await tab.page.getByText('Saved gpt-4o').waitFor();
+    const { provider } = await gqlData<{ provider: { enabled: boolean; models: Json[] } }>(
+      admin.url,
+      '{ provider(name: "openai") { enabled models { model maxRpm } } }',
+      {},
+      { authorization: `Bearer ${READ_TOKEN}` },
+    );
+    expect(provider.enabled).toBe(true);
+    expect(provider.models).toContainEqual({ model: 'gpt-4o', maxRpm: 123 });
+    await tab.screenshot('providers');
+    tab.expectClean();
+  });
+
   it('draws live traffic from both limiters, and reconnects after an admin restart', async () => {
     await tab.goTo('Live');
     const stop = traffic('console-api');
@@ -265,17 +304,35 @@ describe('the console with the read token', () => {
   afterAll(() => tab?.close());
 
   it('shows every page with no control that changes anything', async () => {
-    const changing = ['New quota', 'Edit', 'Delete', 'Save quota', 'Save', 'Reset key', 'Import'];
-    for (const title of ['Live', 'Quotas', 'Providers', 'Keys', 'Audit', 'Import']) {
+    // Every button that changes something, whatever it is named after (`Save gpt-4o`).
+    const changing = /^(New quota|Edit|Delete|Save|Reset key|Import|Yes, |Add limit|Remove limit)/;
+    // What each page shows once its data is in, so that an absent control is not merely late.
+    const loaded: Record<string, () => Promise<void>> = {
+      Live: () => tab.livePanel('console-api').waitFor(),
+      Quotas: () => tab.page.getByRole('cell', { name: 'console-api', exact: true }).waitFor(),
+      Providers: () => tab.page.getByRole('heading', { level: 2, name: 'openai' }).waitFor(),
+      Keys: async () => {
+        await tab.page.getByLabel('Key', { exact: true }).fill(`console-api-${limiters[1]!.port}`);
+        await tab.page.getByLabel('Quota (optional)', { exact: true }).fill('console-api');
+        await tab.button('Look up').click();
+        await tab.page.getByRole('rowheader', { name: 'per-hour', exact: true }).waitFor();
+      },
+      Audit: () => tab.page.getByRole('cell', { name: 'console-imported' }).first().waitFor(),
+      Import: () =>
+        tab.page
+          .getByText(/admin token/)
+          .first()
+          .waitFor(),
+    };
+    for (const [title, ready] of Object.entries(loaded)) {
       await tab.goTo(title);
-      await tab.page.waitForLoadState('networkidle').catch(() => undefined);
-      for (const name of changing) {
-        expect({ title, name, count: await tab.button(name).count() }).toEqual({
-          title,
-          name,
-          count: 0,
-        });
-      }
+      await ready();
+      const buttons = await tab.page.getByRole('button', { name: changing }).allInnerTexts();
+      expect({ title, buttons }).toEqual({ title, buttons: [] });
+      expect({ title, documents: await tab.page.getByLabel('Document').count() }).toEqual({
+        title,
+        documents: 0,
+      });
       expect({ title, checkboxes: await tab.page.getByRole('checkbox').count() }).toEqual({
         title,
         checkboxes: 0,
