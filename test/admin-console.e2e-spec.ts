@@ -36,6 +36,8 @@ const WHILE_ADMIN_RESTARTS = [
   /Failed to load resource: net::ERR_CONNECTION_REFUSED/,
 ];
 
+const LIVE_LIMIT = { name: 'rps', limit: 5, window: '1s', algorithm: 'sliding_window' };
+
 let adminEnv: Record<string, string>;
 let admin: AdminProcess;
 let limiters: LimiterProcess[] = [];
@@ -241,30 +243,38 @@ describe('the console with the admin token', () => {
   });
 
   it('draws live traffic from both limiters, and reconnects after an admin restart', async () => {
+    // Each limiter admits 5 a second per key of its own (local scope) and its traffic asks more.
+    await gqlData(
+      admin.url,
+      'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { version } }',
+      { input: { name: 'console-live', match: 'console-live-*', limits: [LIVE_LIMIT] } },
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+    );
     await tab.goTo('Live');
-    const stop = traffic('console-api');
+    const stop = traffic('console-live');
     try {
       await tab.page.getByText('Replicas reporting: 2').waitFor();
-      await tab.livePanel('console-api').waitFor();
-      const first = await samples(tab, 'console-api');
+      await tab.livePanel('console-live').waitFor();
+      const first = await samples(tab, 'console-live');
       const deadline = Date.now() + UI_TIMEOUT_MS;
-      while ((await shownValue(tab, 'console-api', 'Refused/s')) === 0 && Date.now() < deadline) {
-        await sleep(250);
-      }
-      expect(await shownValue(tab, 'console-api', 'Refused/s')).toBeGreaterThan(0);
-      expect(await samples(tab, 'console-api')).toBeGreaterThan(first);
+      const moving = async () =>
+        (await shownValue(tab, 'console-live', 'Admitted/s')) > 0 &&
+        (await shownValue(tab, 'console-live', 'Refused/s')) > 0;
+      while (!(await moving()) && Date.now() < deadline) await sleep(250);
+      expect(await moving()).toBe(true);
+      expect(await samples(tab, 'console-live')).toBeGreaterThan(first);
       tab.expectClean();
 
       expect(await admin.stop()).toBe(0);
       await tab.page.locator('.status', { hasText: 'reconnecting' }).waitFor();
-      const before = await samples(tab, 'console-api');
+      const before = await samples(tab, 'console-live');
       admin = await startAdmin(adminEnv);
       await tab.page.locator('.status', { hasText: 'live' }).waitFor();
       const deadlineAfter = Date.now() + UI_TIMEOUT_MS;
-      while ((await samples(tab, 'console-api')) <= before + 5 && Date.now() < deadlineAfter) {
+      while ((await samples(tab, 'console-live')) <= before + 5 && Date.now() < deadlineAfter) {
         await sleep(250);
       }
-      expect(await samples(tab, 'console-api')).toBeGreaterThan(before + 5);
+      expect(await samples(tab, 'console-live')).toBeGreaterThan(before + 5);
       await tab.screenshot('live');
       await tab.screenshot('live-phone', PHONE);
     } finally {

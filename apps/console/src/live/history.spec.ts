@@ -103,6 +103,22 @@ describe('LiveHistory', () => {
     ]);
   });
 
+  it('breaks the lines after a silence (an admin restart), and gives no rate across it', () => {
+    const history = new LiveHistory();
+    history.ingest(update(0, [['chat', 10, 0, 1]]));
+    history.ingest(update(1, [['chat', 20, 0, 1]]));
+    history.ingest(update(9, [['chat', 100, 0, 3]]));
+    history.ingest(update(10, [['chat', 105, 0, 3]]));
+    const chat = history.quotas()[0]!;
+    expect(chat.samples.map((s) => [s.atMs - START, s.admitted, s.keys])).toEqual([
+      [0, null, 1],
+      [1000, 10, 1],
+      [1001, null, null],
+      [9000, null, 3],
+      [10000, 5, 3],
+    ]);
+  });
+
   it('keeps the last 10 minutes only, and forgets a quota with nothing left in them', () => {
     const history = new LiveHistory();
     history.ingest(

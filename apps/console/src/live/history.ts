@@ -36,6 +36,11 @@ export const HISTORY_WINDOW_MS = 10 * 60_000;
 export const SAMPLES_PER_QUOTA = 1_200;
 /** An update this far behind the last one means the admin's clock moved back: start over. */
 const CLOCK_MOVED_BACK_MS = 5_000;
+/**
+ * The admin pushes about once a second: a longer silence (an admin restart, a lost link) is shown
+ * as a gap, not as a line drawn across it, and the first rate after it is unknown.
+ */
+export const SILENCE_GAP_MS = 4_000;
 
 export class QuotaHistory {
   readonly samples = new RingBuffer<LiveSample>(SAMPLES_PER_QUOTA);
@@ -113,9 +118,16 @@ export class LiveHistory {
       if (this.lastAtMs - atMs < CLOCK_MOVED_BACK_MS) return false;
       this.byName.clear();
     }
+    const windowStartMs = atMs - this.windowMs;
+    if (this.lastAtMs !== undefined && atMs - this.lastAtMs > SILENCE_GAP_MS) {
+      for (const quota of this.byName.values()) {
+        quota.previous = undefined;
+        const gapAt = this.lastAtMs + 1;
+        quota.add({ atMs: gapAt, ...UNKNOWN_RATES, keys: null, waiting: null }, windowStartMs);
+      }
+    }
     this.lastAtMs = atMs;
     this.lastReplicas = update.replicas;
-    const windowStartMs = atMs - this.windowMs;
     const reported = new Set<string>();
     for (const stats of update.quotas) {
       reported.add(stats.quota);
