@@ -41,6 +41,12 @@ const CLOCK_MOVED_BACK_MS = 5_000;
  * as a gap, not as a line drawn across it, and the first rate after it is unknown.
  */
 export const SILENCE_GAP_MS = 4_000;
+/**
+ * Quotas followed at once: memory is bounded (each holds up to SAMPLES_PER_QUOTA samples) however
+ * many quotas the limiters report. Quotas first seen beyond it are counted, not charted, until
+ * one followed has gone quiet for the whole window.
+ */
+export const MAX_QUOTAS = 500;
 
 export class QuotaHistory {
   readonly samples = new RingBuffer<LiveSample>(SAMPLES_PER_QUOTA);
@@ -92,8 +98,13 @@ export class LiveHistory {
   private readonly byName = new Map<string, QuotaHistory>();
   private lastAtMs: number | undefined;
   private lastReplicas: number | undefined;
+  /** Quotas of the last update not followed, for want of room (MAX_QUOTAS). */
+  untracked = 0;
 
-  constructor(private readonly windowMs = HISTORY_WINDOW_MS) {}
+  constructor(
+    private readonly windowMs = HISTORY_WINDOW_MS,
+    private readonly maxQuotas = MAX_QUOTAS,
+  ) {}
 
   /** Replicas reporting in the last update; undefined before the first. */
   get replicas(): number | undefined {
@@ -129,9 +140,14 @@ export class LiveHistory {
     this.lastAtMs = atMs;
     this.lastReplicas = update.replicas;
     const reported = new Set<string>();
+    this.untracked = 0;
     for (const stats of update.quotas) {
       reported.add(stats.quota);
       let quota = this.byName.get(stats.quota);
+      if (quota === undefined && this.byName.size >= this.maxQuotas) {
+        this.untracked += 1;
+        continue;
+      }
       if (quota === undefined) {
         quota = new QuotaHistory(stats.quota, atMs);
         this.byName.set(stats.quota, quota);

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { pickPanels } from '../live/pick-panels';
 import { Field } from '../ui/field';
 import { QuotaPanel } from './live/quota-panel';
 import { useLiveStats } from './live/use-live-stats';
@@ -10,9 +11,7 @@ export function LivePage(props: PageProps) {
   const [filter, setFilter] = useState('');
   const replicas = history.replicas;
   const quotas = history.quotas();
-  const needle = filter.trim().toLowerCase();
-  const shown =
-    needle === '' ? quotas : quotas.filter((q) => q.name.toLowerCase().includes(needle));
+  const { shown, hidden } = pickPanels(quotas, filter);
   return (
     <>
       <h1>Live</h1>
@@ -45,6 +44,17 @@ export function LivePage(props: PageProps) {
             </Field>
           </div>
           {shown.length === 0 && <p class="muted">No quota’s name contains “{filter.trim()}”.</p>}
+          {hidden > 0 && (
+            <p class="muted">
+              Showing the {shown.length} busiest of {shown.length + hidden} quotas; filter by name
+              to see the others.
+            </p>
+          )}
+          {history.untracked > 0 && (
+            <p class="muted">
+              {history.untracked} more quotas are reported than this page follows at once.
+            </p>
+          )}
           <div class="live-grid">
             {shown.map((quota) => (
               <QuotaPanel key={quota.name} quota={quota} />
