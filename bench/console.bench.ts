@@ -16,7 +16,7 @@
  *    over 20 s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAdmin } from '../test/support/admin-process';
 import { launchBrowser } from '../test/support/browser';
@@ -124,6 +124,9 @@ function liveUpdates(): void {
     `${c.followed} / ${c.drawn} | ${c.perUpdateMs.length} | ${[0.5, 0.99, 1]
       .map((q) => `${quantile(c.perUpdateMs, q).toFixed(2)} ms`)
       .join(' | ')} | ${MB(c.heapBytes)}`;
+  // Warm-up, not printed: the first case would otherwise pay for compiling the code.
+  liveCost(100, true, 20);
+  liveCost(100, false, 20);
   for (const quotas of QUOTA_COUNTS) {
     const bounded = liveCost(quotas, true, UPDATES);
     const unbounded = liveCost(quotas, false, UPDATES);
@@ -136,13 +139,18 @@ function liveUpdates(): void {
 }
 
 async function main(): Promise<void> {
-  console.log(`web console bench (node ${process.version}, BENCH_LOADS=${LOADS})`);
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
+  console.log(`web console bench (node ${process.version}, BENCH_LOADS=${LOADS}, load ${load()})`);
   const buildDir = mkdtempSync(join(tmpdir(), 'bench-console-build-'));
   try {
     buildConsole(buildDir);
     downloads(buildDir);
     await pageLoads(buildDir);
     liveUpdates();
+    console.log(`\nload average at the end: ${load()}`);
   } finally {
     rmSync(buildDir, { recursive: true, force: true });
   }
