@@ -8,7 +8,9 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { get, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { gqlData, startAdmin, type AdminProcess } from './support/admin-process';
 import { launchBrowser, type TestBrowser } from './support/browser';
 import { logLines } from './support/log-lines';
@@ -110,6 +112,21 @@ function writeBundle(dir: string): void {
   writeFileSync(join(dir, 'secret.txt'), 'not for the browser\n');
 }
 
+/** A GET with exactly these headers (fetch would add Accept-Encoding and undo the gzip). */
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
 let root: string;
 let bundleDir: string;
 let admin: AdminProcess;
@@ -153,6 +170,23 @@ describe('the console over HTTP', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from(body));
     }
+  });
+
+  it('gzips text for a browser that takes it, once at start, and says so', async () => {
+    const plain = await rawGet(`${admin.url}/assets/app-abc123.js`, {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toBe(APP_JS);
+    const packed = await rawGet(`${admin.url}/assets/app-abc123.js`, { 'accept-encoding': 'gzip' });
+    expect(packed.headers['content-encoding']).toBe('gzip');
+    expect(packed.body.length).toBeLessThan(APP_JS.length);
+    expect(gunzipSync(packed.body).toString()).toBe(APP_JS);
+    for (const res of [plain, packed]) {
+      expect(res.headers['vary']).toBe('Accept-Encoding');
+      expect(res.headers['cache-control']).toBe(IMMUTABLE);
+    }
+    // Compressed formats are sent as they are.
+    const png = await rawGet(`${admin.url}/assets/icon-abc123.png`, { 'accept-encoding': 'gzip' });
+    expect(png.headers['content-encoding']).toBeUndefined();
   });
 
   it('answers 404, not cached, for any name assets/ did not list at start', async () => {

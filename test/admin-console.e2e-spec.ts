@@ -283,7 +283,7 @@ describe('the console with the admin token', () => {
     tab.expectClean(WHILE_ADMIN_RESTARTS);
   });
 
-  it('imports a YAML document and shows what changed', async () => {
+  it('imports a pasted YAML and an uploaded GoCC document, and shows what changed', async () => {
     await tab.goTo('Import');
     await tab.page
       .getByLabel('Document', { exact: true })
@@ -296,6 +296,19 @@ describe('the console with the admin token', () => {
     await result.getByText(/Imported from native/).waitFor();
     await result.getByText('console-imported').first().waitFor();
     await tab.screenshot('import');
+
+    // A GoCC file, uploaded rather than pasted.
+    const gocc = {
+      keys: [{ key_pattern: 'upl-*', max_requests_per_window: 7, window_millis: 60000 }],
+    };
+    await tab.page.getByLabel('Upload a file', { exact: true }).setInputFiles({
+      name: 'gocc.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(gocc)),
+    });
+    await tab.page.getByLabel('Format', { exact: true }).selectOption('gocc');
+    await tab.button('Import').click();
+    await result.getByText(/Imported from gocc/).waitFor();
     await tab.goTo('Quotas');
     await tab.page.getByRole('cell', { name: 'console-imported', exact: true }).waitFor();
     await tab.goTo('Audit');

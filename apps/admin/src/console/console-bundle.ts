@@ -1,10 +1,13 @@
 import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
+import { constants, gzipSync } from 'node:zlib';
 
 /** A file of the console, read once at start and served from memory. */
 export interface ConsoleFile {
   readonly type: string;
   readonly body: Buffer;
+  /** The body gzipped once at start, for text that shrinks (scripts, styles, SVG, JSON). */
+  readonly gzip: Buffer | undefined;
 }
 
 /** The web console as `npm run build` writes it: index.html, and assets/<name>-<hash>.<ext>. */
@@ -47,6 +50,16 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 /** Served with `nosniff`, so a browser never runs a file of an unknown kind. */
 const UNKNOWN_CONTENT_TYPE = 'application/octet-stream';
+
+/** Text worth compressing; images, fonts and wasm are compressed already or barely shrink. */
+const COMPRESSIBLE = /^(text\/|application\/json|image\/svg\+xml)/;
+
+/** The gzipped body when it is text and saves bytes; compressed once, at start. */
+export function gzipped(type: string, body: Buffer): Buffer | undefined {
+  if (!COMPRESSIBLE.test(type)) return undefined;
+  const gzip = gzipSync(body, { level: constants.Z_BEST_COMPRESSION });
+  return gzip.length < body.length ? gzip : undefined;
+}
 
 export function contentType(name: string): string {
   return CONTENT_TYPES[extname(name).toLowerCase()] ?? UNKNOWN_CONTENT_TYPE;
@@ -123,10 +136,11 @@ function readBundle(dir: string): ConsoleLoad {
     };
   }
   const assets = new Map<string, ConsoleFile>(
-    files.map((file) => [
-      file.name,
-      { type: contentType(file.name), body: readFileSync(file.path) },
-    ]),
+    files.map((file) => {
+      const type = contentType(file.name);
+      const body = readFileSync(file.path);
+      return [file.name, { type, body, gzip: gzipped(type, body) }];
+    }),
   );
   return { bundle: { dir, index: readFileSync(indexPath), assets, bytes } };
 }

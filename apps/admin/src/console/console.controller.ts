@@ -1,5 +1,5 @@
 import { ADMIN_ROUTES } from '@app/contracts';
-import { Controller, Get, Header, Param, Res, type StreamableFile } from '@nestjs/common';
+import { Controller, Get, Header, Headers, Param, Res, type StreamableFile } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from './console-page';
 import { ConsoleService } from './console.service';
@@ -24,11 +24,14 @@ export class ConsoleController {
   @Header('X-Content-Type-Options', 'nosniff')
   asset(
     @Param('file') name: string,
+    @Headers('accept-encoding') acceptEncoding: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): StreamableFile {
-    const file = this.webConsole.asset(name);
+    const { file, encoding } = this.webConsole.asset(name, acceptEncoding);
     // Set once found: a 404 cached for a year would outlive the deploy that adds the file.
     reply.header('Cache-Control', 'public, max-age=31536000, immutable');
+    reply.header('Vary', 'Accept-Encoding');
+    if (encoding !== undefined) reply.header('Content-Encoding', encoding);
     return file;
   }
 }

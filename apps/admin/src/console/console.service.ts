@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, NotFoundException, StreamableFile } from '@nestjs/common';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
+import { acceptsGzip } from './accept-encoding';
 import { loadConsole, type ConsoleBundle } from './console-bundle';
 import { CONSOLE_NOT_BUILT_PAGE } from './console-page';
+
+export interface ConsoleAsset {
+  readonly file: StreamableFile;
+  /** `gzip` when the body is gzipped. */
+  readonly encoding: 'gzip' | undefined;
+}
 
 export interface ConsolePage {
   readonly status: 200 | 503;
@@ -29,10 +36,18 @@ export class ConsoleService {
     return { status: 200, body: this.bundle.index };
   }
 
-  /** Only a name assets/ listed at start: `..%2F` and the like are names it never had. */
-  asset(name: string): StreamableFile {
+  /**
+   * Only a name assets/ listed at start: `..%2F` and the like are names it never had. Gzipped
+   * when the browser takes it (the admin has no compressing proxy in front of it by default).
+   */
+  asset(name: string, acceptEncoding: string | undefined): ConsoleAsset {
     const file = this.bundle?.assets.get(name);
     if (file === undefined) throw new NotFoundException(`the console has no file ${name}`);
-    return new StreamableFile(file.body, { type: file.type, length: file.body.length });
+    const gzip = file.gzip !== undefined && acceptsGzip(acceptEncoding) ? file.gzip : undefined;
+    const body = gzip ?? file.body;
+    return {
+      file: new StreamableFile(body, { type: file.type, length: body.length }),
+      encoding: gzip === undefined ? undefined : 'gzip',
+    };
   }
 }
