@@ -22,6 +22,9 @@ const moduleNameMapper = {
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
+  // Two suites at a time on the 2-core machines the tests run on (Jest's default there is one):
+  // most e2e time is spent waiting on child processes, windows and timers, not on a core.
+  maxWorkers: 2,
   projects: [
     {
       ...common,
