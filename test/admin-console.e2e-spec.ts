@@ -384,3 +384,46 @@ describe('the console with the read token', () => {
     }
   });
 });
+
+describe('a reload of a logged-in tab', () => {
+  const resumeAlert = (tab: ConsoleTab) =>
+    tab.page.getByRole('alert').filter({ hasText: 'Your login could not be checked' });
+
+  it('keeps the login, and keeps it too while the admin cannot be reached', async () => {
+    const tab = await ConsoleTab.open(browser, admin.url);
+    try {
+      await tab.logIn(ADMIN_TOKEN);
+      await tab.page.reload();
+      await tab.nav().waitFor();
+
+      // Every GraphQL request fails as if the admin were down; the page itself still loads.
+      await tab.page.route('**/graphql', (route) => route.abort('connectionrefused'));
+      await tab.page.reload();
+      await resumeAlert(tab).waitFor();
+      expect(await tab.nav().count()).toBe(0);
+      expect(await tab.savedToken()).toBe(ADMIN_TOKEN);
+
+      await tab.page.unroute('**/graphql');
+      await tab.button('Try again').click();
+      await tab.nav().waitFor();
+      expect(await tab.page.locator('.who').innerText()).toMatch(/^admin/);
+      tab.expectClean(WHILE_ADMIN_RESTARTS);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('forgets a saved token the admin no longer knows', async () => {
+    const tab = await ConsoleTab.open(browser, admin.url);
+    try {
+      await tab.saveToken('retired-token');
+      await tab.page.reload();
+      await tab.page.getByLabel('Token').waitFor();
+      expect(await resumeAlert(tab).count()).toBe(0);
+      expect(await tab.savedToken()).toBeNull();
+      tab.expectClean();
+    } finally {
+      await tab.close();
+    }
+  });
+});

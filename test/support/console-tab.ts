@@ -10,6 +10,8 @@ import { confineToOrigin, type PageProblems, type TestBrowser } from './browser'
 
 /** Generous: a loaded 2-core machine runs three Node processes and Chromium at once. */
 export const UI_TIMEOUT_MS = 30_000;
+/** Where apps/console/src/session.ts keeps the token. */
+const TOKEN_STORAGE_KEY = 'ratelimit-console-token';
 
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
@@ -69,6 +71,16 @@ export class ConsoleTab {
     return this.page.locator('section.panel', {
       has: this.page.getByRole('heading', { level: 2, name: quota, exact: true }),
     });
+  }
+
+  /** The token this tab keeps in session storage for a reload (the console's own key). */
+  savedToken(): Promise<string | null> {
+    return this.page.evaluate(`sessionStorage.getItem(${JSON.stringify(TOKEN_STORAGE_KEY)})`);
+  }
+
+  saveToken(token: string): Promise<void> {
+    const args = [TOKEN_STORAGE_KEY, token].map((a) => JSON.stringify(a)).join(', ');
+    return this.page.evaluate(`sessionStorage.setItem(${args})`);
   }
 
   async screenshot(name: string, size: { width: number; height: number } = DESKTOP): Promise<void> {

@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { asConsoleError, type ConsoleError } from './api/errors';
 import { Login } from './login';
 import { AuditPage } from './pages/audit';
 import { ImportPage } from './pages/import';
@@ -33,22 +34,34 @@ export function App() {
   const [session, setSession] = useState<Session | undefined>(undefined);
   // A reload keeps the tab's login: the saved token is checked again before anything is shown.
   const [resuming, setResuming] = useState(savedToken() !== undefined);
+  const [resumeError, setResumeError] = useState<ConsoleError | undefined>(undefined);
   const page = useHashPage();
-  useEffect(() => {
+  const resume = useCallback(() => {
     const token = savedToken();
     if (token === undefined) return;
+    setResuming(true);
+    setResumeError(undefined);
     logIn(token)
       .then(setSession)
-      .catch(() => logOut(undefined))
+      .catch((e: unknown) => {
+        // Only the admin's "unknown token" ends the login; an admin out of reach keeps it.
+        const error = asConsoleError(e);
+        if (error.code === 'UNAUTHENTICATED') logOut(undefined);
+        else setResumeError(error);
+      })
       .finally(() => setResuming(false));
   }, []);
+  useEffect(resume, [resume]);
   useEffect(() => {
     const title = PAGES.find((p) => p.path === page)?.title ?? '';
     document.title = session === undefined ? 'ratelimit console' : `${title} · ratelimit console`;
   }, [page, session]);
 
   if (resuming) return <p class="loading">Loading…</p>;
-  if (session === undefined) return <Login onLogIn={setSession} />;
+  if (session === undefined) {
+    const retry = resumeError === undefined ? undefined : { error: resumeError, retry: resume };
+    return <Login onLogIn={setSession} resume={retry} />;
+  }
   const View = PAGE_VIEWS[page];
   return (
     <>

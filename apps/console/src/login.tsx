@@ -3,8 +3,14 @@ import { asConsoleError, type ConsoleError } from './api/errors';
 import { logIn, type Session } from './session';
 import { ErrorBanner } from './ui/error-banner';
 
-/** The read or the admin token, in a password field; nothing else is asked. */
-export function Login(props: { onLogIn: (session: Session) => void }) {
+/**
+ * The read or the admin token, in a password field; nothing else is asked. `resume` is this tab's
+ * earlier login that the admin could not check (out of reach): kept, and tried again on request.
+ */
+export function Login(props: {
+  onLogIn: (session: Session) => void;
+  resume?: { error: ConsoleError; retry: () => void } | undefined;
+}) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<ConsoleError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -24,6 +30,17 @@ export function Login(props: { onLogIn: (session: Session) => void }) {
       <form onSubmit={(e) => void submit(e)} aria-labelledby="login-title">
         <h1 id="login-title">ratelimit console</h1>
         <p>Log in with the admin token (to change quotas) or the read token (to watch).</p>
+        {props.resume !== undefined && (
+          <div class="banner error" role="alert">
+            <p>
+              Your login could not be checked ({props.resume.error.message}); it is kept for this
+              tab.
+            </p>
+            <button type="button" onClick={props.resume.retry}>
+              Try again
+            </button>
+          </div>
+        )}
         <label for="token">Token</label>
         <input
           id="token"

@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
 import { AuditLogDocument } from '../api/generated';
 import { ErrorBanner } from '../ui/error-banner';
-import { Field } from '../ui/field';
+import { SelectField } from '../ui/controls';
 import { useRequest } from '../ui/use-request';
 import { AuditRow } from './audit/audit-row';
 import type { PageProps } from './page-props';
 
-const PAGE_SIZES = [50, 100, 500] as const;
+const PAGE_SIZES = ['50', '100', '500'].map((n) => [n, n] as const);
 
 /** Every change made through the admin, newest first (as the admin returns them). */
 export function AuditPage(props: PageProps) {
@@ -18,23 +18,14 @@ export function AuditPage(props: PageProps) {
     <>
       <h1>Audit</h1>
       <div class="row">
-        <Field label="Show" path="limit" issues={log.error?.issues}>
-          {(c) => (
-            <select
-              id={c.id}
-              aria-invalid={c.invalid}
-              aria-describedby={c.describedBy}
-              value={String(limit)}
-              onChange={(e) => setLimit(Number(e.currentTarget.value))}
-            >
-              {PAGE_SIZES.map((n) => (
-                <option key={n} value={String(n)}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Show"
+          path="limit"
+          issues={log.error?.issues}
+          options={PAGE_SIZES}
+          value={String(limit)}
+          onChange={(n) => setLimit(Number(n))}
+        />
         <div class="field">
           <button type="button" onClick={log.reload} disabled={log.loading}>
             Refresh

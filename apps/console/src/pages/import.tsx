@@ -2,15 +2,16 @@ import { useState } from 'preact/hooks';
 import { ConsoleError, asConsoleError, type FieldIssue } from '../api/errors';
 import { ImportConfigDocument, type ImportFormat } from '../api/generated';
 import { ErrorBanner } from '../ui/error-banner';
+import { SelectField } from '../ui/controls';
 import { Field } from '../ui/field';
 import { DocumentField } from './import/document-field';
 import { MAX_DOCUMENT_BYTES, documentIssues, isDocumentIssue } from './import/document-issues';
 import { ImportResultView, type ImportResult } from './import/import-result';
 import type { PageProps } from './page-props';
 
-const FORMATS: readonly { value: ImportFormat; label: string }[] = [
-  { value: 'yaml', label: 'YAML (native or go-ratelimit)' },
-  { value: 'gocc', label: 'GoCC' },
+const FORMATS: readonly (readonly [ImportFormat, string])[] = [
+  ['yaml', 'YAML (native or go-ratelimit)'],
+  ['gocc', 'GoCC'],
 ];
 
 const FILE_FIELD = 'file';
@@ -87,34 +88,16 @@ function ImportForm(props: PageProps) {
         <DocumentField value={document} onInput={setDocument} issues={atDocument} />
         <div class="row">
           <Field label="Upload a file" path={FILE_FIELD} issues={fileIssues}>
-            {(c) => (
+            {(control) => (
               <input
-                id={c.id}
+                {...control}
                 type="file"
                 accept=".yaml,.yml,.json,text/yaml,application/json"
-                aria-invalid={c.invalid}
-                aria-describedby={c.describedBy}
                 onChange={(e) => void readFile(e.currentTarget)}
               />
             )}
           </Field>
-          <Field label="Format">
-            {(c) => (
-              <select
-                id={c.id}
-                aria-invalid={c.invalid}
-                aria-describedby={c.describedBy}
-                value={format}
-                onChange={(e) => setFormat(e.currentTarget.value as ImportFormat)}
-              >
-                {FORMATS.map((f) => (
-                  <option key={f.value} value={f.value}>
-                    {f.label}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Format" options={FORMATS} value={format} onChange={setFormat} />
           <div class="field">
             <button type="submit" disabled={busy}>
               Import

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { unclaimedIssues } from '../api/errors';
 import { KeyStatsDocument } from '../api/generated';
 import { ErrorBanner } from '../ui/error-banner';
-import { Field } from '../ui/field';
+import { TextField } from '../ui/controls';
 import { useRequest } from '../ui/use-request';
 import { KeyStatsView } from './keys/key-stats-view';
 import { ResetKey, type KeyQuery } from './keys/reset-key';
@@ -33,32 +33,14 @@ export function KeysPage(props: PageProps) {
     <>
       <h1>Keys</h1>
       <form class="row" onSubmit={lookUp} aria-label="Look up a key">
-        <Field label="Key" path="key" issues={issues}>
-          {(c) => (
-            <input
-              id={c.id}
-              aria-invalid={c.invalid}
-              aria-describedby={c.describedBy}
-              value={key}
-              onInput={(e) => setKey(e.currentTarget.value)}
-              autoComplete="off"
-              spellcheck={false}
-            />
-          )}
-        </Field>
-        <Field label="Quota (optional)" path="quota" issues={issues}>
-          {(c) => (
-            <input
-              id={c.id}
-              aria-invalid={c.invalid}
-              aria-describedby={c.describedBy}
-              value={quota}
-              onInput={(e) => setQuota(e.currentTarget.value)}
-              autoComplete="off"
-              spellcheck={false}
-            />
-          )}
-        </Field>
+        <TextField label="Key" path="key" issues={issues} value={key} onChange={setKey} />
+        <TextField
+          label="Quota (optional)"
+          path="quota"
+          issues={issues}
+          value={quota}
+          onChange={setQuota}
+        />
         <div class="field">
           <button type="submit" disabled={stats.loading && query !== undefined}>
             Look up

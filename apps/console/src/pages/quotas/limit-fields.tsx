@@ -1,7 +1,7 @@
 /** One limit of the quota editor: a fieldset "Limit N" with every field of LimitInput. */
 import type { FieldIssue } from '../../api/errors';
 import type { Algorithm } from '../../api/generated';
-import { SelectField, TextField } from './controls';
+import { SelectField, TextField } from '../../ui/controls';
 import { limitPath, type LimitForm } from './quota-form';
 
 const ALGORITHMS: readonly (readonly [Algorithm, string])[] = [

@@ -13,7 +13,7 @@ import {
   type StoreFailurePolicy,
 } from '../../api/generated';
 import { ErrorBanner } from '../../ui/error-banner';
-import { CheckboxField, SelectField, TextField } from './controls';
+import { CheckboxField, SelectField, TextField } from '../../ui/controls';
 import { LimitFields } from './limit-fields';
 import {
   EMPTY_LIMIT,

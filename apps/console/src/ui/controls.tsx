@@ -1,13 +1,13 @@
-/** The editor's labelled controls: a Field around a text input, a select or a checkbox. */
-import type { FieldIssue } from '../../api/errors';
-import { Field } from '../../ui/field';
+/** Labelled controls: a Field around a text input, a select or a checkbox. */
+import type { FieldIssue } from '../api/errors';
+import { Field } from './field';
 
 interface Common {
   readonly label: string;
   /** The input path the admin names: `input.limits[0].window`. */
-  readonly path: string;
-  readonly issues: readonly FieldIssue[];
-  readonly hint?: string;
+  readonly path?: string;
+  readonly issues?: readonly FieldIssue[] | undefined;
+  readonly hint?: string | undefined;
 }
 
 export function TextField(
@@ -21,16 +21,15 @@ export function TextField(
 ) {
   return (
     <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
-      {(c) => (
+      {(control) => (
         <input
-          id={c.id}
+          {...control}
           type="text"
           value={props.value}
           inputMode={props.numeric === true ? 'numeric' : undefined}
           readOnly={props.readOnly}
           autoComplete="off"
-          aria-invalid={c.invalid}
-          aria-describedby={c.describedBy}
+          spellcheck={false}
           onInput={(e) => props.onChange(e.currentTarget.value)}
         />
       )}
@@ -48,12 +47,10 @@ export function SelectField<V extends string>(
 ) {
   return (
     <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
-      {(c) => (
+      {(control) => (
         <select
-          id={c.id}
+          {...control}
           value={props.value}
-          aria-invalid={c.invalid}
-          aria-describedby={c.describedBy}
           onChange={(e) => {
             const chosen = props.options.find(([v]) => v === e.currentTarget.value);
             if (chosen !== undefined) props.onChange(chosen[0]);
@@ -75,13 +72,11 @@ export function CheckboxField(
 ) {
   return (
     <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
-      {(c) => (
+      {(control) => (
         <input
-          id={c.id}
+          {...control}
           type="checkbox"
           checked={props.checked}
-          aria-invalid={c.invalid}
-          aria-describedby={c.describedBy}
           onChange={(e) => props.onChange(e.currentTarget.checked)}
         />
       )}
