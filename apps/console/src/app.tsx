@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { asConsoleError, type ConsoleError } from './api/errors';
+import { asConsoleError, ConsoleError } from './api/errors';
 import { Login } from './login';
 import { AuditPage } from './pages/audit';
 import { ImportPage } from './pages/import';
@@ -47,7 +47,10 @@ export function App() {
         // Only the admin's "unknown token" ends the login; an admin out of reach keeps it.
         const error = asConsoleError(e);
         if (error.code === 'UNAUTHENTICATED') logOut(undefined);
-        else setResumeError(error);
+        else {
+          const why = `Your login could not be checked (${error.message}); it is kept for this tab.`;
+          setResumeError(new ConsoleError(why, error.code));
+        }
       })
       .finally(() => setResuming(false));
   }, []);

@@ -31,15 +31,11 @@ export function Login(props: {
         <h1 id="login-title">ratelimit console</h1>
         <p>Log in with the admin token (to change quotas) or the read token (to watch).</p>
         {props.resume !== undefined && (
-          <div class="banner error" role="alert">
-            <p>
-              Your login could not be checked ({props.resume.error.message}); it is kept for this
-              tab.
-            </p>
+          <ErrorBanner error={props.resume.error}>
             <button type="button" onClick={props.resume.retry}>
               Try again
             </button>
-          </div>
+          </ErrorBanner>
         )}
         <label for="token">Token</label>
         <input

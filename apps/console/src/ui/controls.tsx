@@ -10,6 +10,9 @@ interface Common {
   readonly hint?: string | undefined;
 }
 
+/** The Field's own props out of a control's (not its value or handler). */
+const fieldOf = ({ label, path, issues, hint }: Common) => ({ label, path, issues, hint });
+
 export function TextField(
   props: Common & {
     value: string;
@@ -20,7 +23,7 @@ export function TextField(
   },
 ) {
   return (
-    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+    <Field {...fieldOf(props)}>
       {(control) => (
         <input
           {...control}
@@ -46,7 +49,7 @@ export function SelectField<V extends string>(
   },
 ) {
   return (
-    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+    <Field {...fieldOf(props)}>
       {(control) => (
         <select
           {...control}
@@ -71,7 +74,7 @@ export function CheckboxField(
   props: Common & { checked: boolean; onChange: (checked: boolean) => void },
 ) {
   return (
-    <Field label={props.label} path={props.path} issues={props.issues} hint={props.hint}>
+    <Field {...fieldOf(props)}>
       {(control) => (
         <input
           {...control}

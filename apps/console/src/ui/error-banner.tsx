@@ -1,9 +1,14 @@
+import type { ComponentChildren } from 'preact';
 import type { ConsoleError, FieldIssue } from '../api/errors';
 
-/** An error the operator must see: announced to screen readers, with its unplaced issues. */
+/**
+ * An error the operator must see: announced to screen readers, with its unplaced issues and what
+ * the operator can do about it (`children`, a button).
+ */
 export function ErrorBanner(props: {
   error: ConsoleError | undefined;
   issues?: readonly FieldIssue[];
+  children?: ComponentChildren;
 }) {
   const { error } = props;
   if (error === undefined) return null;
@@ -20,6 +25,7 @@ export function ErrorBanner(props: {
           ))}
         </ul>
       )}
+      {props.children}
     </div>
   );
 }
