@@ -35,6 +35,10 @@ export interface NatsServerOptions {
    * probe's connection, so it counts as up once it greets a TCP client with its INFO line.
    */
   readonly configFile?: string;
+  /** Where the server logs (`-l`), e.g. to read the permission violations it reported. */
+  readonly logFile?: string;
+  /** Added to the server's environment: the `$VARIABLE`s its configuration file refers to. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** nats-server on `port`; resolves once it accepts clients. */
@@ -46,7 +50,11 @@ export async function startNatsServer(
   if (options.storeDir !== undefined) args.push('-js', '-sd', options.storeDir);
   if (options.monitorPort !== undefined) args.push('-m', String(options.monitorPort));
   if (options.configFile !== undefined) args.push('-c', options.configFile);
-  const server = spawn(NATS_SERVER_BIN, args, { stdio: 'ignore' });
+  if (options.logFile !== undefined) args.push('-l', options.logFile);
+  const server = spawn(NATS_SERVER_BIN, args, {
+    stdio: 'ignore',
+    env: { ...process.env, ...options.env },
+  });
   await waitUntil(`nats-server on ${port}`, async () => {
     if (server.exitCode !== null) throw new Error(`nats-server exited ${server.exitCode}`);
     if (options.configFile !== undefined) return greets(port);

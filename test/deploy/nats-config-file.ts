@@ -1,0 +1,11 @@
+/**
+ * The one NATS server configuration of the deployments: docker-compose.yml mounts its directory,
+ * k8s/kustomization.yaml generates a ConfigMap from it, and the end-to-end test of the NATS users
+ * (test/nats-permissions.e2e-spec.ts) starts nats-server with it.
+ */
+
+/** Relative to the repository. */
+export const NATS_CONFIG_FILE = 'k8s/nats/nats.conf';
+/** Where the containers read it: the directory is mounted, the server given `-c` this path. */
+export const NATS_CONFIG_MOUNT = '/etc/nats';
+export const NATS_CONFIG_IN_CONTAINER = `${NATS_CONFIG_MOUNT}/nats.conf`;

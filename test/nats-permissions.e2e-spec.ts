@@ -1,0 +1,367 @@
+/**
+ * The NATS users the deployments ship (k8s/nats/nats.conf), on a real nats-server started with that
+ * very file and the passwords scripts/secrets.ts makes. A backend (user `caller`) may call the
+ * limiter and nothing else: it cannot write the control bucket, reset a key, publish a stats report
+ * or take requests off the limiters. A limiter and an admin, each as its own user, work as they do
+ * on a NATS without permissions: acquires, quota changes through the bucket, stats reports, the
+ * admin's fan-out questions and usage records; and a bucket large enough for JetStream's flow
+ * control replays under both users.
+ */
+import {
+  controlNames,
+  DEFAULT_NATS_QUEUE_GROUP,
+  DEFAULT_NATS_SUBJECT_PREFIX,
+  encodeEntry,
+  natsSubjects,
+} from '@app/contracts';
+import { RateLimitClient } from '@ratelimit/client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, headers, type KV, type NatsConnection } from 'nats';
+import { generateSecrets, type Secrets } from '../scripts/secrets';
+import { gqlData, startAdmin } from './support/admin-process';
+import { natsAcquire, type Json } from './support/limiter-http';
+import { startLimiter, type LimiterProcess } from './support/limiter-process';
+import { waitUntil } from './support/nats-process';
+import { readyz } from './support/secured-nats';
+import { startShippedNats, type ShippedNats } from './support/shipped-nats';
+
+// The file is written for the default prefix and queue group: the apps run with those, on a
+// server of this test's own.
+const subjects = natsSubjects(DEFAULT_NATS_SUBJECT_PREFIX);
+const control = controlNames(DEFAULT_NATS_SUBJECT_PREFIX);
+const QUEUE = DEFAULT_NATS_QUEUE_GROUP;
+// Fixed windows align to multiples of windowMs since the epoch: this one first ends in 33658.
+const FOREVER_MS = 1e15;
+const UPSERT = 'mutation Up($input: QuotaInput!) { upsertQuota(input: $input) { version } }';
+const RESET =
+  'mutation R($key: String!, $quota: String) { resetKey(key: $key, quota: $quota) { reset replicas } }';
+
+const passwords = (s: Secrets) => ({
+  NATS_CALLER_PASSWORD: s.NATS_CALLER_PASSWORD,
+  NATS_LIMITER_PASSWORD: s.NATS_LIMITER_PASSWORD,
+  NATS_ADMIN_PASSWORD: s.NATS_ADMIN_PASSWORD,
+});
+
+const oneRequest = (name: string, match: string, limit: number) => ({
+  name,
+  match,
+  limits: [
+    {
+      name: 'total',
+      unit: 'requests',
+      limit,
+      windowMs: FOREVER_MS,
+      algorithm: 'fixed_window' as const,
+    },
+  ],
+});
+
+/** A quota entry as the admin writes it in the bucket, written by someone else. */
+const forgedQuota = (name: string, limit: number) =>
+  encodeEntry({
+    kind: 'quota',
+    quota: { spec: oneRequest(name, `${name}-*`, limit), version: 1, updatedAt: 0 },
+  });
+
+/** The error a promise is refused with (its message), or what it resolved to. */
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    return `resolved: ${JSON.stringify(await promise)}`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** How the server treats a subscription: refused (the error), or still open after `ms`. */
+async function subscriptionOutcome(
+  nc: NatsConnection,
+  subject: string,
+  queue?: string,
+  ms = 5_000,
+): Promise<string> {
+  const sub = nc.subscribe(subject, queue === undefined ? {} : { queue });
+  const outcome = (async () => {
+    try {
+      for await (const msg of sub) return `received ${msg.subject}`;
+      return 'ended';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const open = new Promise<string>((r) => (timer = setTimeout(() => r('still subscribed'), ms)));
+  const result = await Promise.race([outcome, open]);
+  clearTimeout(timer);
+  sub.unsubscribe();
+  return result;
+}
+
+// nats.js's errors quote the server's own message.
+const violation = (subject: string) => `'Permissions Violation for Publish to "${subject}"'`;
+const subscribeViolation = (subject: string, queue?: string) =>
+  `'Permissions Violation for Subscription to "${subject}"${queue === undefined ? '' : ` using queue "${queue}"`}'`;
+
+describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
+  let dir: string;
+  let secrets: Secrets;
+  let nats: ShippedNats;
+  let limiter: LimiterProcess;
+  let admin: LimiterProcess;
+  const opened: NatsConnection[] = [];
+  const as = async (user: 'caller' | 'limiter' | 'admin'): Promise<NatsConnection> => {
+    const key = `NATS_${user.toUpperCase()}_PASSWORD` as keyof ReturnType<typeof passwords>;
+    const nc = await connect({ servers: nats.url, user, pass: secrets[key] });
+    opened.push(nc);
+    return nc;
+  };
+  /** The bucket as the admin app opens it, on `nc`'s user. */
+  const bucket = (nc: NatsConnection): Promise<KV> =>
+    nc.jetstream({ timeout: 5_000 }).views.kv(control.bucket, { bindOnly: true });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nats-permissions-'));
+    secrets = generateSecrets();
+    nats = await startShippedNats(dir, passwords(secrets));
+    const common = { NATS_URL: nats.url };
+    [limiter, admin] = await Promise.all([
+      startLimiter({
+        ...common,
+        NATS_USER: 'limiter',
+        NATS_PASSWORD: secrets.NATS_LIMITER_PASSWORD,
+        CONTROL_PUBLIC_KEY: secrets.CONTROL_PUBLIC_KEY,
+        REPORT_SEED: secrets.REPORT_SEED,
+        DATA_DIR: join(dir, 'limiter'),
+      }),
+      startAdmin({
+        ...common,
+        NATS_USER: 'admin',
+        NATS_PASSWORD: secrets.NATS_ADMIN_PASSWORD,
+        CONTROL_SEED: secrets.CONTROL_SEED,
+        REPORT_PUBLIC_KEYS: secrets.REPORT_PUBLIC_KEYS,
+        DATA_DIR: join(dir, 'admin'),
+      }),
+    ]);
+    await waitUntil('limiter subscribed', async () => (await readyz(limiter))['status'] === 200);
+    await waitUntil('admin connected', async () => (await readyz(admin))['status'] === 200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(opened.map((nc) => nc.close()));
+    await Promise.all([limiter?.stop(), admin?.stop()]);
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the SDK of a caller through a limiter and an admin that are users of their own', async () => {
+    const client = new RateLimitClient({ connection: await as('caller') });
+    try {
+      expect(await client.acquire({ key: 'alice' })).toMatchObject({ allowed: true, code: 'OK' });
+
+      // A quota changed through the admin reaches the limiter through the bucket.
+      await gqlData(admin.url, UPSERT, { input: oneRequest('shipped', 'shipped-*', 1) });
+      await waitUntil(
+        'the quota in force',
+        async () => (await client.decide({ key: 'shipped-1' })).quota === 'shipped',
+      );
+      expect(await client.acquire({ key: 'shipped-1' })).toMatchObject({ allowed: true });
+      expect(await client.acquire({ key: 'shipped-1' })).toMatchObject({ code: 'RATE_LIMITED' });
+
+      // The limiter's stats reports reach the admin.
+      await waitUntil('the admitted acquire in the stats', async () => {
+        const { stats } = await gqlData<{ stats: Json }>(
+          admin.url,
+          '{ stats { replicas quotas { quota approved } } }',
+        );
+        const quotas = stats['quotas'] as { quota: string; approved: number }[];
+        return stats['replicas'] === 1 && quotas.some((q) => q.quota === 'shipped' && q.approved);
+      });
+
+      // The admin's questions to every limiter, and the answers.
+      expect(await gqlData(admin.url, RESET, { key: 'shipped-1', quota: 'shipped' })).toEqual({
+        resetKey: { reset: true, replicas: 1 },
+      });
+      expect(await client.acquire({ key: 'shipped-1' })).toMatchObject({ allowed: true });
+
+      // A usage record from the admin (an import's state) is answered by the queue group.
+      const now = new Date().toISOString();
+      const imported = await gqlData<{ importConfig: Json }>(
+        admin.url,
+        'mutation I($d: String!) { importConfig(document: $d, format: yaml) { usageRecorded usageFailed } }',
+        {
+          d: `quotas:\n  shipped-model: { max_rpm: 10, max_tpm: 0, max_rpd: 0 }\nstate:\n  shipped-model:\n    requests: [${now}]\n`,
+        },
+      );
+      expect(imported.importConfig).toEqual({ usageRecorded: 1, usageFailed: 0 });
+      expect(nats.violations()).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('keeps a caller from writing the bucket, or creating or deleting it', async () => {
+    const caller = await as('caller');
+    const forged = forgedQuota('forged', 1_000_000);
+    const js = caller.jetstream({ timeout: 5_000, checkAPI: false });
+    const kv = await js.views.kv(control.bucket, { bindOnly: true });
+    expect(await refusal(kv.put(forged.key, forged.value))).toBe(
+      violation(`$KV.${control.bucket}.${forged.key}`),
+    );
+    caller.publish(`$KV.${control.bucket}.${forged.key}`, forged.value);
+    expect(await refusal(bucket(caller))).toBe(violation('$JS.API.INFO'));
+    const jsm = await caller.jetstreamManager({ checkAPI: false, timeout: 5_000 });
+    expect(await refusal(jsm.streams.delete(`KV_${control.bucket}`))).toBe(
+      violation(`$JS.API.STREAM.DELETE.KV_${control.bucket}`),
+    );
+
+    // The bucket is ordered: once a later change of the admin's is in force, an entry written
+    // before it would be too. The forged quota never is.
+    await gqlData(admin.url, UPSERT, { input: oneRequest('after-forgery', 'after-forgery-*', 1) });
+    await waitUntil(
+      'the later change in force',
+      async () =>
+        (await natsAcquire(caller, subjects.decide, { key: 'after-forgery-1' }))['quota'] ===
+        'after-forgery',
+    );
+    expect(await natsAcquire(caller, subjects.decide, { key: 'forged-1' })).not.toMatchObject({
+      quota: 'forged',
+    });
+    await waitUntil('the plain publish refused', () =>
+      nats.violations().includes(`Publish caller $KV.${control.bucket}.${forged.key}`),
+    );
+  }, 60_000);
+
+  it('keeps a caller from resetting a key or publishing a stats report', async () => {
+    const caller = await as('caller');
+    await gqlData(admin.url, UPSERT, { input: oneRequest('kept', 'kept-*', 1) });
+    await waitUntil(
+      'the quota in force',
+      async () =>
+        (await natsAcquire(caller, subjects.decide, { key: 'kept-1' }))['quota'] === 'kept',
+    );
+    expect(await natsAcquire(caller, subjects.acquire, { key: 'kept-1' })).toMatchObject({
+      code: 'OK',
+    });
+    expect(await refusal(caller.request(control.resetKey, JSON.stringify({ key: 'kept-1' })))).toBe(
+      violation(control.resetKey),
+    );
+    expect(await natsAcquire(caller, subjects.acquire, { key: 'kept-1' })).toMatchObject({
+      code: 'RATE_LIMITED',
+    });
+
+    // A forged report, as a replica of the limiters' queue group: the admin (its own user,
+    // subscribed like the app) hears the limiter's reports and never this one.
+    const adminNc = await as('admin');
+    const heard = adminNc.subscribe(control.statsReport);
+    await adminNc.flush();
+    const h = headers();
+    h.set('Ratelimit-Replica', 'forged-replica');
+    h.set('Ratelimit-Queue-Group', QUEUE);
+    caller.publish(control.statsReport, JSON.stringify({ replica: 'forged-replica' }), {
+      headers: h,
+    });
+    await caller.flush();
+    await waitUntil('the report refused', () =>
+      nats.violations().includes(`Publish caller ${control.statsReport}`),
+    );
+    const replicas = new Set<string>();
+    for await (const msg of heard) {
+      replicas.add(msg.headers?.get('Ratelimit-Replica') ?? '');
+      // Four reports of the limiter's (every 500 ms): two seconds after the forgery.
+      if (heard.getProcessed() >= 4) break;
+    }
+    expect(replicas.has('forged-replica')).toBe(false);
+    expect(replicas.size).toBe(1);
+  }, 60_000);
+
+  it('keeps a caller from taking requests off the limiters, in their queue group or not', async () => {
+    const caller = await as('caller');
+    for (const subject of [subjects.acquire, subjects.acquireBatch, subjects.decide]) {
+      expect(await subscriptionOutcome(caller, subject)).toBe(subscribeViolation(subject));
+      expect(await subscriptionOutcome(caller, subject, QUEUE)).toBe(
+        subscribeViolation(subject, QUEUE),
+      );
+    }
+    for (const subject of [control.resetKey, control.keyStats, control.statsReport]) {
+      expect(await subscriptionOutcome(caller, subject)).toMatch(/^'Permissions Violation/);
+    }
+    // Still answered by the limiter alone.
+    const client = new RateLimitClient({ connection: caller });
+    expect(await client.acquire({ key: 'bob' })).toMatchObject({ allowed: true, code: 'OK' });
+    await client.close();
+  }, 60_000);
+
+  it("keeps a limiter from the admin's writes, and from requests outside its queue group", async () => {
+    const nc = await as('limiter');
+    const forged = forgedQuota('by-limiter', 5);
+    const kv = await bucket(nc);
+    expect(await refusal(kv.put(forged.key, forged.value))).toBe(
+      violation(`$KV.${control.bucket}.${forged.key}`),
+    );
+    expect(await refusal(nc.request(control.resetKey, JSON.stringify({ key: 'x' })))).toBe(
+      violation(control.resetKey),
+    );
+    expect(await subscriptionOutcome(nc, subjects.acquire)).toBe(
+      subscribeViolation(subjects.acquire),
+    );
+    expect(await subscriptionOutcome(nc, subjects.acquire, 'elsewhere')).toBe(
+      subscribeViolation(subjects.acquire, 'elsewhere'),
+    );
+  }, 60_000);
+});
+
+describe('a control bucket that JetStream replays under flow control, on the shipped users', () => {
+  // JetStream asks a push consumer for flow control every couple of MB: a replay of a bigger
+  // bucket stalls unless the user may answer it (nats.js answers on `$JS.FC.<stream>.>`).
+  const ENTRIES = 48;
+  const VALUE = 'x'.repeat(64 * 1024);
+  let dir: string;
+  let nats: ShippedNats;
+  const opened: NatsConnection[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nats-flow-control-'));
+    const secrets = generateSecrets();
+    nats = await startShippedNats(dir, passwords(secrets));
+    for (const [user, pass] of [
+      ['admin', secrets.NATS_ADMIN_PASSWORD],
+      ['limiter', secrets.NATS_LIMITER_PASSWORD],
+    ] as const) {
+      opened.push(await connect({ servers: nats.url, user, pass }));
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((nc) => nc.close()));
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replays every entry to a watch of the admin and of a limiter', async () => {
+    const [adminNc, limiterNc] = opened as [NatsConnection, NatsConnection];
+    // As the admin app creates it, then writes it.
+    const kv = await adminNc
+      .jetstream({ timeout: 5_000 })
+      .views.kv(control.bucket, { history: 1, timeout: 5_000 });
+    await Promise.all(
+      Array.from({ length: ENTRIES }, (_, i) => kv.put(`quota.${i.toString(16)}`, VALUE)),
+    );
+    for (const nc of [adminNc, limiterNc]) {
+      const watched = await nc
+        .jetstream({ timeout: 5_000 })
+        .views.kv(control.bucket, { bindOnly: true });
+      const watch = await watched.watch({ key: '>' });
+      let replayed = 0;
+      const deadline = setTimeout(() => watch.stop(), 20_000);
+      for await (const entry of watch) {
+        replayed++;
+        if (entry.delta === 0) break;
+      }
+      clearTimeout(deadline);
+      watch.stop();
+      expect(replayed).toBe(ENTRIES);
+    }
+    expect(nats.violations()).toEqual([]);
+  }, 60_000);
+});
