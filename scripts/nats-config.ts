@@ -74,8 +74,8 @@ ${list(requests, i4)}
       }
     }
     {
-      # Limiters: the requests in their queue group only, replies to what they were asked
-      # (allow_responses, for an hour: the longest wait a queue may hold a request), the admin's
+      # Limiters: the requests in their queue group only, one reply to each message they were
+      # asked (allow_responses, within 24 h: PROVIDER_MAX_WAIT_MS's bound on a wait), the admin's
       # bucket read through a KV watch, their stats reports, and the admin's fan-out questions.
       user: limiter
       password: $${NATS_USERS.limiter}
@@ -98,7 +98,7 @@ ${list(
             "_INBOX.>"
           ]
         }
-        allow_responses: { max: 1, expires: "1h" }
+        allow_responses: { max: 1, expires: "24h" }
       }
     }
     {

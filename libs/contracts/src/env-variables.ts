@@ -93,6 +93,32 @@ export const ENV_VARIABLES = [
     meaning: 'PEM private key of NATS_TLS_CERT, without a passphrase',
   },
   {
+    name: 'CONTROL_SEED',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'nkey seed (SU…) the admin signs control entries and requests with',
+    secret: true,
+  },
+  {
+    name: 'CONTROL_PUBLIC_KEY',
+    apps: limiter,
+    default: '(unset)',
+    meaning: "the admin's public nkey (U…): control it did not sign is refused",
+  },
+  {
+    name: 'REPORT_SEED',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'nkey seed (SU…) the limiter signs its stats reports with',
+    secret: true,
+  },
+  {
+    name: 'REPORT_PUBLIC_KEYS',
+    apps: admin,
+    default: '(unset)',
+    meaning: "comma list of the limiters' public nkeys whose stats reports count",
+  },
+  {
     name: 'NATS_SUBJECT_PREFIX',
     apps: both,
     default: 'ratelimit.v1',
