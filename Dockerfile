@@ -18,8 +18,10 @@ RUN npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json tsconfig.build.json ./
 COPY libs ./libs
 COPY apps ./apps
-# dist/apps/<app>/main.js, the cluster scope's Lua scripts beside the limiter's bundle, and the web
-# console in dist/console (the admin finds it there, beside its bundle, and serves it on /).
+COPY scripts/secrets.ts scripts/tsconfig.secrets.json ./scripts/
+# dist/apps/<app>/main.js, the cluster scope's Lua scripts beside the limiter's bundle, the web
+# console in dist/console (the admin finds it there, beside its bundle, and serves it on /), and
+# the secrets generator dist/scripts/secrets.js (docker run --rm <image> node dist/scripts/secrets.js).
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: production dependencies (better-sqlite3's built .node among them) and the bundles. Slim,

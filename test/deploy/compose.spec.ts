@@ -4,7 +4,9 @@
  */
 import { parseConfigFile, type AppName } from '@app/contracts';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { NATS_USERS, natsServerConfig } from '../../scripts/nats-config';
+import { generateSecrets } from '../../scripts/secrets';
 import {
   appCommand,
   appOfCommand,
@@ -30,6 +32,12 @@ import {
   type ComposeService,
 } from './compose-file';
 import { execForm, instructions, readStages } from './dockerfile';
+import {
+  configUsers,
+  NATS_CONFIG_FILE,
+  NATS_CONFIG_IN_CONTAINER,
+  NATS_CONFIG_MOUNT,
+} from './nats-config-file';
 
 const text = repoFile('docker-compose.yml');
 const document = readComposeDocument(text);
@@ -46,8 +54,12 @@ const admins = appServices('admin');
 /** The service's variables the apps would not read, or secrets written out in the file. */
 function composeEnvProblems(app: AppName, service: ComposeService): string[] {
   const env = environmentOf(service);
-  return envProblems(app, env, (name) => interpolatedName(env[name]!) === name);
+  // Interpolated values come from .env (or the shell), not from the file.
+  return envProblems(app, env, (name) => interpolatedName(env[name]!) !== undefined);
 }
+
+/** `${NAME:?message}`: taken from .env, and Compose stops when .env lacks it. */
+const required = (name: string): RegExp => new RegExp(`^\\$\\{${name}:\\?.+\\}$`);
 
 /** A bind-mounted host path for a path in the container, if one covers it. */
 function hostPath(service: ComposeService, path: string): string | undefined {
@@ -145,7 +157,82 @@ describe('docker-compose.yml', () => {
     expect(mounts(admin).map((m) => m.target)).toContain(env['DATA_DIR']);
     expect(env['HOST']).toBe('0.0.0.0');
     // `:?`: Compose stops with the message when .env does not set it (or sets it empty).
-    expect(env['ADMIN_TOKEN']).toMatch(/^\$\{ADMIN_TOKEN:\?.+\}$/);
+    expect(env['ADMIN_TOKEN']).toMatch(required('ADMIN_TOKEN'));
+  });
+
+  it('runs NATS with the users of k8s/nats/nats.conf (the file the e2e test starts nats-server with), passwords from .env', () => {
+    const nats = compose.services['nats']!;
+    const command = nats.command as string[];
+    expect(command.slice(0, 2)).toEqual(['-c', NATS_CONFIG_IN_CONTAINER]);
+    const mount = mounts(nats).find((m) => m.target === NATS_CONFIG_MOUNT);
+    expect(mount?.source).toBe(`./${dirname(NATS_CONFIG_FILE)}`);
+    expect(hostPath(nats, NATS_CONFIG_IN_CONTAINER)).toBe(join(REPO_ROOT, NATS_CONFIG_FILE));
+    // The permissions follow the contracts' subjects: the file is what the generator writes.
+    const config = repoFile(NATS_CONFIG_FILE);
+    expect(config).toBe(natsServerConfig());
+    expect(configUsers(config)).toEqual(NATS_USERS);
+    const env = environmentOf(nats);
+    for (const variable of Object.values(NATS_USERS)) {
+      expect([variable, env[variable]]).toEqual([
+        variable,
+        expect.stringMatching(required(variable)),
+      ]);
+    }
+  });
+
+  it('connects each app as its NATS user, with the signing keys it needs, all from .env', () => {
+    const expected = {
+      limiter: { user: 'limiter', keys: ['CONTROL_PUBLIC_KEY', 'REPORT_SEED'] },
+      admin: { user: 'admin', keys: ['CONTROL_SEED', 'REPORT_PUBLIC_KEYS'] },
+    } as const;
+    for (const [name, service] of [...limiters, ...admins]) {
+      const { user, keys } = expected[appOf(service)!];
+      const env = environmentOf(service);
+      expect([name, env['NATS_USER']]).toEqual([name, user]);
+      expect([name, env['NATS_PASSWORD']]).toEqual([
+        name,
+        expect.stringMatching(required(NATS_USERS[user])),
+      ]);
+      for (const key of keys) {
+        expect([name, env[key]]).toEqual([name, expect.stringMatching(required(key))]);
+      }
+      // No other way to authenticate to NATS beside the user (one way only, or the app stops).
+      expect([name, env['NATS_TOKEN'], env['NATS_CREDS']]).toEqual([name, undefined, undefined]);
+    }
+  });
+
+  it('runs Redis with an append-only file, fsynced every second, on its volume', () => {
+    const redis = compose.services['redis']!;
+    const command = redis.command as string[];
+    const option = (name: string) => command[command.indexOf(`--${name}`) + 1];
+    expect(command[0]).toBe('redis-server');
+    expect(option('appendonly')).toBe('yes');
+    expect(option('appendfsync')).toBe('everysec');
+    const volume = mounts(redis).find((m) => m.target === option('dir'))?.source;
+    expect(Object.keys(compose.volumes ?? {})).toContain(volume);
+  });
+
+  it("makes .env with the image's secrets generator, as the README's first lines say", () => {
+    const readme = repoFile('README.md');
+    const image = compose.services['limiter-1']!.image!;
+    const generator = 'node dist/scripts/secrets.js';
+    expect(readme).toContain(
+      `[ -f .env ] || { docker build -t ${image} . && docker run --rm ${image} ${generator} > .env; }; docker compose up --build`,
+    );
+    // The generator is built into dist/ by npm run build (the Dockerfile's build step).
+    const scripts = (JSON.parse(repoFile('package.json')) as { scripts: Record<string, string> })
+      .scripts;
+    expect(scripts['build']).toContain('npm run build:secrets');
+    expect(scripts['build:secrets']).toBe('tsc -p scripts/tsconfig.secrets.json');
+    const tsconfig = JSON.parse(repoFile('scripts/tsconfig.secrets.json')) as {
+      compilerOptions: { outDir: string; rootDir: string };
+      include: string[];
+    };
+    expect(join('scripts', tsconfig.compilerOptions.outDir, tsconfig.include[0]!)).toBe(
+      join('dist', 'scripts', 'secrets.ts'),
+    );
+    // It writes every variable the file takes from .env.
+    expect(Object.keys(generateSecrets()).sort()).toEqual(interpolatedNames(text).sort());
   });
 
   it('lets a limiter drain and write its usage before Docker kills it', () => {
