@@ -4,6 +4,7 @@
  * budget, a single writer for the admin's SQLite).
  */
 import { parseConfigFile, type AppName } from '@app/contracts';
+import { basename, relative } from 'node:path';
 import type { IDeployment, IStatefulSet } from 'kubernetes-models/apps/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -16,6 +17,7 @@ import {
   envProblems,
   healthRoutes,
   limiterStopMs,
+  repoFile,
 } from './app-facts';
 import {
   assembleBase,
@@ -36,7 +38,15 @@ import {
   secretNames,
   volumeFor,
 } from './k8s-objects';
+import { NATS_USERS } from '../../scripts/nats-config';
+import { generateSecrets } from '../../scripts/secrets';
 import { schemaProblems, unknownFieldProblems } from './k8s-schemas';
+import {
+  configUsers,
+  NATS_CONFIG_FILE,
+  NATS_CONFIG_IN_CONTAINER,
+  NATS_CONFIG_MOUNT,
+} from './nats-config-file';
 
 const kustomization = readKustomization();
 const files = baseFiles();
@@ -69,6 +79,14 @@ function secretRefProblems(c: IContainer): string[] {
     return ref.key in secret.stringData ? [] : [`${e.name}: ${ref.name} has no key ${ref.key}`];
   });
 }
+/** A variable's secretKeyRef: Secret, key, and whether the pod starts without it. */
+function secretRef(c: IContainer, name: string) {
+  const ref = c.env?.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
+  return ref && { name: ref.name, key: ref.key, optional: ref.optional ?? false };
+}
+/** From the Secret the generator's output makes, under the generator's own name, required. */
+const required = (key: string) => ({ name: 'ratelimit', key, optional: false });
+
 function k8sEnvProblems(app: AppName, c: IContainer): string[] {
   const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? '']));
   return envProblems(app, env, (name) => secretNames(c).includes(name));
@@ -160,6 +178,67 @@ describe('k8s/ (a Kustomize base)', () => {
     expect(literalEnv(appContainer(admin))['NATS_URL']).toBe(env['NATS_URL']);
     const nats = find<IStatefulSet>('StatefulSet', 'nats');
     expect(appContainer(nats).args).toContain('-js');
+  });
+
+  it('runs NATS with the users of nats/nats.conf (the file the e2e test starts nats-server with), passwords from the Secret', () => {
+    const nats = find<IStatefulSet>('StatefulSet', 'nats');
+    const c = appContainer(nats);
+    expect(c.args?.slice(0, 2)).toEqual(['-c', NATS_CONFIG_IN_CONTAINER]);
+    const { mount, volume } = volumeFor(podOf(nats), c, NATS_CONFIG_IN_CONTAINER)!;
+    expect([mount.mountPath, mount.subPath]).toEqual([NATS_CONFIG_MOUNT, undefined]);
+    const configMap = find<K8sObject & { data: Record<string, string> }>(
+      'ConfigMap',
+      volume!.configMap!.name!,
+    );
+    const generator = kustomization.configMapGenerator?.find(
+      (g) => g.name === configMap.metadata.name,
+    );
+    expect(generator?.files).toEqual([relative('k8s', NATS_CONFIG_FILE)]);
+    expect(configMap.data[basename(NATS_CONFIG_IN_CONTAINER)]).toBe(repoFile(NATS_CONFIG_FILE));
+    expect(configUsers(repoFile(NATS_CONFIG_FILE))).toEqual(NATS_USERS);
+    for (const variable of Object.values(NATS_USERS)) {
+      expect([variable, secretRef(c, variable)]).toEqual([variable, required(variable)]);
+    }
+    expect(secretRefProblems(c)).toEqual([]);
+  });
+
+  it('connects each app as its NATS user, with the signing keys it needs, from the Secret', () => {
+    const expected = [
+      [limiter, 'limiter', ['CONTROL_PUBLIC_KEY', 'REPORT_SEED']],
+      [admin, 'admin', ['CONTROL_SEED', 'REPORT_PUBLIC_KEYS']],
+    ] as const;
+    for (const [workload, user, keys] of expected) {
+      const c = appContainer(workload);
+      const env = literalEnv(c);
+      expect([user, env['NATS_USER']]).toEqual([user, user]);
+      expect([user, secretRef(c, 'NATS_PASSWORD')]).toEqual([user, required(NATS_USERS[user])]);
+      for (const key of keys) expect([user, secretRef(c, key)]).toEqual([user, required(key)]);
+      const names = (c.env ?? []).map((e) => e.name);
+      expect([user, names.filter((n) => n === 'NATS_TOKEN' || n === 'NATS_CREDS')]).toEqual([
+        user,
+        [],
+      ]);
+    }
+  });
+
+  it('runs Redis with an append-only file, fsynced every second, on its claim', () => {
+    const redis = find<IStatefulSet>('StatefulSet', 'redis');
+    const c = appContainer(redis);
+    const args = c.args ?? [];
+    const option = (name: string) => args[args.indexOf(`--${name}`) + 1];
+    expect(args[0]).toBe('redis-server');
+    expect(option('appendonly')).toBe('yes');
+    expect(option('appendfsync')).toBe('everysec');
+    const mount = volumeFor(podOf(redis), c, option('dir')!)?.mount;
+    expect(redis.spec!.volumeClaimTemplates?.map((t) => t.metadata?.name)).toContain(mount?.name);
+  });
+
+  it('shows in its example Secret every key the secrets generator writes, and no other', () => {
+    const secret = examples.find((e) => e.object.metadata.name === 'ratelimit')!
+      .object as K8sObject & {
+      stringData: Record<string, string>;
+    };
+    expect(Object.keys(secret.stringData).sort()).toEqual(Object.keys(generateSecrets()).sort());
   });
 
   it("keeps each app's DATA_DIR on a volume (the root filesystem is read-only): emptyDir for a limiter, a claim for the admin", () => {
