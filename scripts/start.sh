@@ -2,9 +2,9 @@
 # npm start: builds what is missing or older than its sources, then runs the limiter (:8080) and the
 # admin (GraphQL on :8081/graphql, the web console on :8081/, SQLite under DATA_DIR) with the
 # embedded defaults of README.md, "Configuration": in-process limits only (REDIS_URL unset), NATS
-# at 127.0.0.1:4222 when it runs (both start without it and connect when it comes up). SIGTERM or
-# Ctrl-C stops both; if either exits, the other is stopped too and the script exits with the first
-# one's status.
+# at 127.0.0.1:4222 when it runs (both start without it and connect when it comes up), control
+# signed with keys made on the first start (under DATA_DIR). SIGTERM or Ctrl-C stops both; if either
+# exits, the other is stopped too and the script exits with the first one's status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -46,9 +46,28 @@ if console_stale; then
   touch dist/console/index.html
 fi
 
-node dist/apps/limiter/main.js &
+# The signing keys (docs/operations.md): made once, on the first start, by the secrets generator,
+# and kept beside the apps' SQLite files in DATA_DIR (never committed: .gitignore lists data/).
+# The admin signs quota changes and resets with CONTROL_SEED, the limiter obeys what
+# CONTROL_PUBLIC_KEY signed and signs its reports with REPORT_SEED. A key set in the environment
+# is used instead of the file's.
+data_dir=${DATA_DIR:-./data}
+keys=$data_dir/control-keys.env
+if [[ ! -s "$keys" ]]; then
+  mkdir -p "$data_dir"
+  echo "start: making the control and report keys in $keys" >&2
+  (umask 077 && node -r @swc-node/register scripts/secrets.ts --keys >"$keys.tmp")
+  mv "$keys.tmp" "$keys"
+fi
+key() { sed -n "s/^$1=//p" "$keys"; }
+
+CONTROL_PUBLIC_KEY=${CONTROL_PUBLIC_KEY:-$(key CONTROL_PUBLIC_KEY)} \
+  REPORT_SEED=${REPORT_SEED:-$(key REPORT_SEED)} \
+  node dist/apps/limiter/main.js &
 limiter=$!
-node dist/apps/admin/main.js &
+CONTROL_SEED=${CONTROL_SEED:-$(key CONTROL_SEED)} \
+  REPORT_PUBLIC_KEYS=${REPORT_PUBLIC_KEYS:-$(key REPORT_PUBLIC_KEYS)} \
+  node dist/apps/admin/main.js &
 admin=$!
 
 stop() { kill -TERM "$limiter" "$admin" 2>/dev/null || true; }
