@@ -34,12 +34,16 @@ export interface PrivateRedisOptions {
   readonly password?: string;
   /** TLS only (no plain port), with this certificate and key; clients need no certificate. */
   readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+  /** Persistence options (`--appendonly yes --dir …`) instead of none. */
+  readonly persistence?: readonly string[];
+  /** This port rather than a free one: a server replacing another under the same URL. */
+  readonly port?: number;
 }
 
 export async function privateRedis(options: PrivateRedisOptions = {}): Promise<RedisProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const { password, tls } = options;
-  const args = ['--save', '', '--appendonly', 'no'];
+  const args = [...(options.persistence ?? ['--save', '', '--appendonly', 'no'])];
   args.push(...(tls ? ['--port', '0', '--tls-port', String(port)] : ['--port', String(port)]));
   if (tls !== undefined) {
     args.push('--tls-cert-file', tls.cert, '--tls-key-file', tls.key);
