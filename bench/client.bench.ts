@@ -8,7 +8,8 @@
  *       each variant sent open loop at half of its own peak (the lower of the rounds' median and a
  *       peak taken just before), beside how long tasks waited for a CPU meanwhile;
  *   (b) the SDK without batching against raw nats.js: its overhead, as a ratio;
- *   (c) auto-batching with requestIds against without: what remembering the ids costs.
+ *   (c) auto-batching with requestIds against without: what remembering the ids costs;
+ *   (d) in this process, what checking a reply's shape costs beside decoding it (reply-check.ts).
  * Each measurement opens its own connection and client (see Caller). The load generator, the
  * limiter and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run; BENCH_SKIP_BUILD=1 uses the existing build; BENCH_CPU_PROF=1
@@ -22,6 +23,7 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { closedLoop, openLoop, type Latency } from './client/load';
 import { halfLoadRate, watchNoise, type Noise } from './client/machine';
+import { REPLY_CHECK_BATCH, replyCheckFigures, type ReplyCheckFigure } from './client/reply-check';
 import {
   RAW,
   SDK_BATCHED,
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
     );
     await peakOf(idsPhase[1]!, WARMUP_SECONDS);
     const ids = await peaksAndLatency(idsPhase);
-    report(figures, ids);
+    report(figures, ids, replyCheckFigures(QUICK));
   } finally {
     await limiter.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -166,7 +168,14 @@ const percent = (n: number | undefined): string => (n === undefined ? 'n/a' : `$
 const row = (name: string, f: Figures, peer: number): string =>
   `| ${name} | ${fmt(f.peak)} | ${ratio(f.peak, peer)} | ${fmt(f.latency!.achieved)} | ${ms(f.latency!.p50)} | ${ms(f.latency!.p99)} | ${percent(f.noise!.cpuWaitPercent)} | ${ms(f.noise!.loopDelayP99)} |`;
 
-function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): void {
+const checkRow = (name: string, f: ReplyCheckFigure): string =>
+  `${name}: decode ${f.decodeUs.toFixed(2)} µs, check ${f.checkUs.toFixed(2)} µs (${((f.checkUs / f.decodeUs) * 100).toFixed(1)}% of the decode)`;
+
+function report(
+  figures: Map<Variant, Figures>,
+  ids: Map<Variant, Figures>,
+  checks: ReturnType<typeof replyCheckFigures>,
+): void {
   const raw = figures.get(RAW)!.peak;
   const batched = figures.get(SDK_BATCHED)!;
   const single = figures.get(SDK_SINGLE)!.peak;
@@ -194,6 +203,10 @@ function report(figures: Map<Variant, Figures>, ids: Map<Variant, Figures>): voi
       row(SDK_BATCHED.name, idsOff, idsOff.peak),
       row(SDK_BATCHED_IDS.name, idsOn, idsOff.peak),
       `requestIds on vs off: ${ratio(idsOn.peak, idsOff.peak)}`,
+      '',
+      'reply checks, in this process (median of 7 rounds), beside decoding the same reply:',
+      checkRow('one AcquireReply', checks.single),
+      checkRow(`a BatchReply of ${REPLY_CHECK_BATCH}`, checks.batch),
     ].join('\n'),
   );
 }

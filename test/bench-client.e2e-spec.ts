@@ -28,5 +28,10 @@ describe('npm run bench:client (quick mode)', () => {
     expect(out).toMatch(/auto-batching vs raw nats\.js request: [\d.]+x/);
     expect(out).toMatch(/SDK without batching vs raw: [\d.]+x/);
     expect(out).toMatch(/requestIds on vs off: [\d.]+x/);
+    for (const reply of ['one AcquireReply', 'a BatchReply of 500']) {
+      expect(out).toMatch(
+        new RegExp(`${reply}: decode [\\d.]+ µs, check [\\d.]+ µs \\([\\d.]+% of the decode\\)`),
+      );
+    }
   }, 240_000);
 });

@@ -41,10 +41,13 @@ it("batch answers every entry by the failure policy ('open')", async () => {
   await client.close();
 });
 
-it("'throw' throws LimiterUnavailableError with reason http", async () => {
+it("'throw' throws LimiterUnavailableError with reason invalid-reply, naming the rule broken", async () => {
   const client = new RateLimitHttpClient({ baseUrl, failurePolicy: 'throw' });
   const call = client.acquire({ key: 'k' });
   await expect(call).rejects.toBeInstanceOf(LimiterUnavailableError);
-  await expect(call).rejects.toMatchObject({ reason: 'http' });
+  await expect(call).rejects.toMatchObject({
+    reason: 'invalid-reply',
+    message: expect.stringMatching(/^the answer is not a limiter reply: allowed: /),
+  });
   await client.close();
 });

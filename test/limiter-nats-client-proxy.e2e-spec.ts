@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AcquireReply, BatchReply, KeyStats, ReleaseReply, UsageReply } from '@app/contracts';
+import {
+  MAX_JSON_DEPTH,
+  type AcquireReply,
+  type BatchReply,
+  type KeyStats,
+  type ReleaseReply,
+  type UsageReply,
+} from '@app/contracts';
 import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { connect, type NatsConnection } from 'nats';
 import { lastValueFrom, timeout } from 'rxjs';
@@ -160,6 +167,20 @@ describe('limiter over NATS, called with a Nest ClientProxy', () => {
     expect(viaNest).toMatchObject({ allowed: true, remaining: 9 });
     expect(viaPlain).toMatchObject({ allowed: true, code: 'OK', key, remaining: 8 });
     expect(viaPlain).not.toHaveProperty('response');
+  });
+
+  it('takes a payload nested to the JSON bound in an envelope, as it does in plain JSON', async () => {
+    const key = `deep-${randomUUID()}`;
+    // 16 levels in all (the contract's bound): the envelope's own level is not the payload's.
+    const deep: unknown = JSON.parse(
+      `${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}`,
+    );
+    const request = { key, extra: deep };
+    const viaPlain = await plain(nc, subject('decide'), JSON.stringify(request));
+    const viaNest = await send<AcquireReply>(client, subject('decide'), request, 5_000);
+
+    expect(viaPlain).toMatchObject({ allowed: true, code: 'OK', key });
+    expect(viaNest).toMatchObject({ allowed: true, code: 'OK', key });
   });
 
   it('does not take a plain request with a pattern field for an envelope', async () => {

@@ -1,6 +1,11 @@
 /** Every error the client throws; all extend RateLimitError and carry a stable `code`. */
 
-export type UnavailableReason = 'no-responders' | 'timeout' | 'connection-closed' | 'http';
+/**
+ * Why no limiter answered: nobody subscribes (NATS), no answer in time, the NATS connection closed,
+ * the HTTP exchange failed, or what came back is no reply of the contract's (`invalid-reply`).
+ */
+export type UnavailableReason =
+  'no-responders' | 'timeout' | 'connection-closed' | 'http' | 'invalid-reply';
 
 export class RateLimitError extends Error {
   constructor(

@@ -15,6 +15,7 @@ export {
 } from './errors';
 export {
   DEFAULT_MAX_BATCH_SIZE,
+  DEFAULT_MAX_REPLY_BYTES,
   DEFAULT_TIMEOUT_MS,
   type BatchingOptions,
   type CallOptions,

@@ -40,3 +40,8 @@ export interface ClientAcquireReply extends AcquireReply {
 
 export const DEFAULT_TIMEOUT_MS = 2000;
 export const DEFAULT_MAX_BATCH_SIZE = 500;
+/**
+ * The HTTP client reads at most this much of a response body. The largest reply of the contract, a
+ * batch of 1 000 AcquireReplies with keys, ids and reasons at their longest, is well under it.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024;

@@ -4,7 +4,8 @@
  */
 import { invalidAcquireReply, invalidRequestReply, parseAcquire, parseUsage } from '@app/contracts';
 import { InvalidRequestError, RequestRefusedError } from './errors';
-import { acquireResult, operationResult, unnestBatchReason } from './replies';
+import { parseReleaseReply } from '@app/contracts/validation/parse-reply';
+import { acquireResult, operationReply, unnestBatchReason } from './replies';
 
 function failure<T>(result: { ok: true; value: T } | { ok: false; field: string; reason: string }) {
   if (result.ok) throw new Error('expected a failure');
@@ -42,6 +43,7 @@ describe('reply mapping', () => {
   });
 
   it('an ErrorReply throws InvalidRequestError or RequestRefusedError; other replies pass', () => {
+    const operationResult = (reply: unknown): unknown => operationReply(reply, parseReleaseReply);
     const invalid = invalidRequestReply(failure(parseUsage({ key: 'k' })));
     expect(thrown(() => operationResult(invalid))).toMatchObject({ field: 'cost' });
     expect(() => operationResult(invalid)).toThrow(InvalidRequestError);

@@ -1,5 +1,18 @@
-import type { AcquireReply, AcquireRequest, ErrorReply, ReplyCode } from '@app/contracts';
+import type {
+  AcquireReply,
+  AcquireRequest,
+  ErrorReply,
+  ParseFailure,
+  ParseResult,
+  ReplyCode,
+} from '@app/contracts';
+import {
+  parseAcquireReply,
+  parseBatchReply,
+  parseErrorReply,
+} from '@app/contracts/validation/parse-reply';
 import { InvalidRequestError, RequestRefusedError } from './errors';
+import { invalidReply, Unanswered } from './unanswered';
 
 /** The field an INVALID_REQUEST reason names first (`cost.tokens: must be ...` → `cost.tokens`). */
 export function fieldOfReason(reason: string): string {
@@ -18,27 +31,83 @@ function invalidError(field: string, reason: string): never {
   throw new InvalidRequestError(field, reason);
 }
 
-function isErrorReply(reply: unknown): reply is ErrorReply {
-  return (reply as { ok?: unknown }).ok === false;
+/**
+ * A refusal of the whole request (`ok: false`), checked; undefined when `json` says it is none.
+ * The limiter sends one for release, usage and stats, and for any request it could not serve (an
+ * internal error, its shutdown deadline).
+ */
+function errorReplyIn(json: unknown): ParseResult<ErrorReply> | undefined {
+  if (typeof json !== 'object' || json === null || (json as { ok?: unknown }).ok !== false) {
+    return undefined;
+  }
+  return parseErrorReply(json);
 }
 
-/**
- * A refusal of a whole acquire.batch other than INVALID_REQUEST (the limiter's shutdown deadline,
- * an internal error), as each auto-batched caller's own reply: acquire-like calls resolve the
- * limiter's refusals, they never throw them. Undefined when `reply` is no such refusal.
- */
-export function batchRefusalFor(reply: unknown, request: AcquireRequest): AcquireReply | undefined {
-  if (!isErrorReply(reply) || reply.code === 'INVALID_REQUEST') return undefined;
+/** What came back is no reply a limiter sends: the rule it breaks, for the caller to see. */
+function notAReply(failure: ParseFailure): Unanswered {
+  return invalidReply(failure.reason);
+}
+
+/** The caller's answer to an ErrorReply for an acquire-like request: refusals are answers. */
+function refusalFor(reply: ErrorReply, request: AcquireRequest): AcquireReply {
+  if (reply.code === 'INVALID_REQUEST')
+    invalidError(reply.field ?? fieldOfReason(reply.reason), reply.reason);
   return undecidedReply(request, reply.code, reply.reason);
 }
 
-/** A release, usage or stats reply: an ErrorReply becomes the error it describes. */
-export function operationResult<T>(reply: unknown): T {
-  if (!isErrorReply(reply)) return reply as T;
-  if (reply.code === 'INVALID_REQUEST') {
-    invalidError(reply.field ?? fieldOfReason(reply.reason), reply.reason);
+/**
+ * The reply to an acquire or decide sent alone, as its caller gets it; Unanswered when it is no
+ * limiter's reply (the failure policy answers then). `json` is the decoded reply, or the
+ * Unanswered of one that was not JSON.
+ */
+export function decisionReply(json: unknown, request: AcquireRequest): AcquireReply | Unanswered {
+  if (json instanceof Unanswered) return json;
+  const error = errorReplyIn(json);
+  if (error !== undefined) return error.ok ? refusalFor(error.value, request) : notAReply(error);
+  const reply = parseAcquireReply(json);
+  return reply.ok ? acquireResult(reply.value) : notAReply(reply);
+}
+
+/**
+ * The replies to an acquire.batch of `requests`, one per request in order (each still to be
+ * mapped for its caller), or Unanswered when the message is no limiter's reply: not a BatchReply
+ * of exactly that many coherent entries, nor an ErrorReply. A refusal of the whole batch other
+ * than INVALID_REQUEST (which throws) becomes each caller's own refusal.
+ */
+export function batchReplies(
+  json: unknown,
+  requests: readonly AcquireRequest[],
+): readonly AcquireReply[] | Unanswered {
+  if (json instanceof Unanswered) return json;
+  const error = errorReplyIn(json);
+  if (error !== undefined) {
+    if (!error.ok) return notAReply(error);
+    return requests.map((request) => refusalFor(error.value, request));
   }
-  throw new RequestRefusedError(reply.code, reply.reason, reply.field);
+  const batch = parseBatchReply(json, requests.length);
+  return batch.ok ? batch.value.replies : notAReply(batch);
+}
+
+/**
+ * A release, usage or stats reply, checked by `parse`; an ErrorReply becomes the error it
+ * describes; Unanswered when it is no limiter's reply.
+ */
+export function operationReply<T>(
+  json: unknown,
+  parse: (value: unknown) => ParseResult<T>,
+): T | Unanswered {
+  if (json instanceof Unanswered) return json;
+  const error = errorReplyIn(json);
+  if (error !== undefined) {
+    if (!error.ok) return notAReply(error);
+    const refused = error.value;
+    if (refused.code === 'INVALID_REQUEST') {
+      invalidError(refused.field ?? fieldOfReason(refused.reason), refused.reason);
+    }
+    throw new RequestRefusedError(refused.code, refused.reason, refused.field);
+  }
+  const reply = parse(json);
+  return reply.ok ? reply.value : notAReply(reply);
 }
 
 /**

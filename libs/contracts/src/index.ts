@@ -30,6 +30,14 @@ export { parseStats } from './validation/parse-stats';
 export { parseJsonBody, fromJsonBody } from './validation/json-body';
 export * from './validation/parse-json';
 export { invalidAcquireReply, invalidRequestReply } from './validation/invalid-reply';
+export {
+  parseAcquireReply,
+  parseBatchReply,
+  parseErrorReply,
+  parseKeyStatsReply,
+  parseReleaseReply,
+  parseUsageReply,
+} from './validation/parse-reply';
 export { parseGoccRateQuery, type GoccRateOptions } from './validation/gocc-query';
 export {
   encodeDebugListCursor,

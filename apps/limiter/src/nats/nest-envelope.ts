@@ -37,7 +37,9 @@ export function opensLikeEnvelope(data: Uint8Array): boolean {
  */
 export function readEnvelope(data: Uint8Array, subject: string): NestEnvelope | undefined {
   if (!opensLikeEnvelope(data)) return undefined;
-  const json = parseJsonBody(data);
+  // The envelope's own object is not the payload's: the payload alone is held to the JSON guards,
+  // as it is in plain JSON (its bytes are checked again by the operation's parser).
+  const json = parseJsonBody(data, true);
   if (!json.ok || typeof json.value !== 'object' || json.value === null) return undefined;
   const value = json.value as Record<string, unknown>;
   for (const key of Object.keys(value)) if (!ENVELOPE_KEYS.has(key)) return undefined;

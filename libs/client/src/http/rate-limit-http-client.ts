@@ -1,7 +1,5 @@
 import type {
-  AcquireReply,
   AcquireRequest,
-  BatchReply,
   KeyStats,
   ReleaseReply,
   ReleaseRequest,
@@ -10,18 +8,23 @@ import type {
   UsageRequest,
 } from '@app/contracts';
 import { API_ROUTES, STATS_QUERY } from '@app/contracts/routes';
-import { ClientClosedError, RequestAbortedError, type UnavailableReason } from '../errors';
+import { notJson } from '../codec';
+import { ClientClosedError, RequestAbortedError } from '../errors';
+import { RELEASE, STATS, USAGE, type Operation } from '../operations';
 import {
+  DEFAULT_MAX_REPLY_BYTES,
   DEFAULT_TIMEOUT_MS,
   type CallOptions,
   type ClientAcquireReply,
   type FailurePolicy,
 } from '../options';
-import { policyReply, unavailableError } from '../policy-reply';
-import { acquireResult, operationResult } from '../replies';
+import { policyReply, replyOrPolicy, replyOrThrow } from '../policy-reply';
+import { acquireResult, batchReplies, decisionReply, operationReply } from '../replies';
 import { RequestIdGenerator } from '../request-ids';
 import { acquireTimeoutMs, checkCallOptions, timerDelayMs } from '../timeouts';
-import { checkAcquire, checkBatch, checkRelease, checkStats, checkUsage } from '../validate';
+import { invalidReply, Unanswered } from '../unanswered';
+import { checkAcquire, checkBatch } from '../validate';
+import { readCappedBody } from './capped-body';
 
 export interface RateLimitHttpClientOptions {
   /** The limiter's address, e.g. `http://limiter:8080`. */
@@ -34,14 +37,11 @@ export interface RateLimitHttpClientOptions {
   readonly requestIds?: boolean;
   /** Sent with every request (an Authorization header for a gateway in front, say). */
   readonly headers?: Readonly<Record<string, string>>;
-}
-
-/** An HTTP exchange that produced no limiter answer, and why. */
-class Unanswered {
-  constructor(
-    readonly reason: UnavailableReason,
-    readonly detail: string,
-  ) {}
+  /**
+   * The most bytes of a response body read (default 4 MiB); a longer body is not read further and
+   * counts as no limiter reply (`invalid-reply`).
+   */
+  readonly maxReplyBytes?: number;
 }
 
 /**
@@ -54,6 +54,7 @@ export class RateLimitHttpClient {
   private readonly policy: FailurePolicy;
   private readonly headers: Record<string, string>;
   private readonly ids: RequestIdGenerator | undefined;
+  private readonly maxReplyBytes: number;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -63,6 +64,10 @@ export class RateLimitHttpClient {
     if (!(this.timeoutMs > 0)) throw new RangeError('timeoutMs: must be a number > 0');
     this.policy = options.failurePolicy ?? 'closed';
     this.headers = { 'content-type': 'application/json', ...options.headers };
+    this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    if (!Number.isInteger(this.maxReplyBytes) || this.maxReplyBytes < 1) {
+      throw new RangeError('maxReplyBytes: must be an integer > 0');
+    }
     if (options.requestIds === true) this.ids = new RequestIdGenerator();
   }
 
@@ -86,17 +91,17 @@ export class RateLimitHttpClient {
   }
 
   release(request: ReleaseRequest, options?: CallOptions): Promise<ReleaseReply> {
-    return this.operation<ReleaseReply>(API_ROUTES.release, request, checkRelease, options);
+    return this.operation(API_ROUTES.release, request, RELEASE, options);
   }
 
   usage(request: UsageRequest, options?: CallOptions): Promise<UsageReply> {
-    return this.operation<UsageReply>(API_ROUTES.usage, request, checkUsage, options);
+    return this.operation(API_ROUTES.usage, request, USAGE, options);
   }
 
   stats(request: StatsRequest, options?: CallOptions): Promise<KeyStats> {
     return this.track(async () => {
       checkCallOptions(options);
-      checkStats(request);
+      STATS.check(request);
       const path = API_ROUTES.stats.replace(':key', encodeURIComponent(request.key));
       const query =
         request.quota === undefined
@@ -109,9 +114,7 @@ export class RateLimitHttpClient {
         this.timeout(options),
         options,
       );
-      if (answer instanceof Unanswered)
-        throw unavailableError(answer.reason, undefined, answer.detail);
-      return operationResult<KeyStats>(answer);
+      return replyOrThrow(operationReply(answer, STATS.parseReply));
     });
   }
 
@@ -128,15 +131,13 @@ export class RateLimitHttpClient {
         this.timeout(options),
         options,
       );
-      if (answer instanceof Unanswered) {
-        return sent.map((request) => policyReply(this.policy, request, answer.reason));
+      const replies = batchReplies(answer, sent);
+      if (replies instanceof Unanswered) {
+        return sent.map((request) =>
+          policyReply(this.policy, request, replies.reason, replies.detail),
+        );
       }
-      const replies: unknown = operationResult<BatchReply>(answer).replies;
-      // JSON that is no BatchReply (a gateway's own error body): no limiter answered.
-      if (!Array.isArray(replies)) {
-        return sent.map((request) => policyReply(this.policy, request, 'http'));
-      }
-      return (replies as AcquireReply[]).map(acquireResult);
+      return replies.map(acquireResult);
     });
   }
 
@@ -171,32 +172,27 @@ export class RateLimitHttpClient {
     signal: AbortSignal | undefined,
   ): Promise<ClientAcquireReply> {
     const answer = await this.exchange('POST', path, request, timeoutMs, { signal });
-    if (answer instanceof Unanswered) return policyReply(this.policy, request, answer.reason);
-    // JSON that is no AcquireReply (a gateway's own error body): no limiter answered.
-    if (!isDecision(answer)) return policyReply(this.policy, request, 'http');
-    return acquireResult(answer);
+    return replyOrPolicy(decisionReply(answer, request), this.policy, request);
   }
 
   private operation<T>(
     path: string,
     request: unknown,
-    check: (input: unknown) => void,
+    operation: Operation<T>,
     options: CallOptions | undefined,
   ): Promise<T> {
     return this.track(async () => {
       checkCallOptions(options);
-      check(request);
+      operation.check(request);
       const answer = await this.exchange('POST', path, request, this.timeout(options), options);
-      if (answer instanceof Unanswered)
-        throw unavailableError(answer.reason, undefined, answer.detail);
-      return operationResult<T>(answer);
+      return replyOrThrow(operationReply(answer, operation.parseReply));
     });
   }
 
   /**
-   * One HTTP exchange: the reply JSON the limiter answered (whatever its status: the body is the
-   * reply), or Unanswered when nothing came back as a reply (network error, timeout, a body that
-   * is not the limiter's JSON, e.g. a proxy's 502 page).
+   * One HTTP exchange: the body's JSON, whatever the status (the body is the reply), or Unanswered
+   * when nothing came back as JSON: a network error, the timeout, a body over maxReplyBytes (not
+   * read further) or one that is not JSON (a proxy's 502 page). The caller checks its shape.
    */
   private async exchange(
     method: 'GET' | 'POST',
@@ -208,7 +204,7 @@ export class RateLimitHttpClient {
     const timer = AbortSignal.timeout(timerDelayMs(timeoutMs));
     const signal = options?.signal === undefined ? timer : AbortSignal.any([timer, options.signal]);
     let response: Response;
-    let text: string;
+    let text: string | undefined;
     try {
       response = await fetch(this.baseUrl + path, {
         method,
@@ -216,26 +212,23 @@ export class RateLimitHttpClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
-      text = await response.text();
+      text = await readCappedBody(response, this.maxReplyBytes);
     } catch (error) {
       if (options?.signal?.aborted === true) throw new RequestAbortedError();
       if (timer.aborted) return new Unanswered('timeout', `no answer within ${timeoutMs} ms`);
       return new Unanswered('http', error instanceof Error ? describe(error) : String(error));
     }
-    try {
-      const json = JSON.parse(text) as unknown;
-      if (typeof json === 'object' && json !== null) return json;
-    } catch {
-      // not a reply of the limiter's
+    if (text === undefined) {
+      return invalidReply(
+        `HTTP ${response.status}: body: is longer than maxReplyBytes (${this.maxReplyBytes} bytes)`,
+      );
     }
-    return new Unanswered('http', `HTTP ${response.status} without a reply body`);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      return notJson(error, `HTTP ${response.status}: `);
+    }
   }
-}
-
-/** The limiter's acquire-shaped replies (its internal-error reply too) all carry these two. */
-function isDecision(answer: unknown): answer is AcquireReply {
-  const reply = answer as { allowed?: unknown; code?: unknown };
-  return typeof reply.allowed === 'boolean' && typeof reply.code === 'string';
 }
 
 /** fetch's TypeError hides the reason (ECONNREFUSED...) in `cause`. */

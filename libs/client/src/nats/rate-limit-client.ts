@@ -23,7 +23,8 @@ import {
 import { PendingCall } from '../pending-call';
 import { RequestIdGenerator } from '../request-ids';
 import { acquireTimeoutMs, checkCallOptions } from '../timeouts';
-import { checkAcquire, checkBatch, checkRelease, checkStats, checkUsage } from '../validate';
+import { RELEASE, STATS, USAGE, type Operation } from '../operations';
+import { checkAcquire, checkBatch } from '../validate';
 import { AcquireBatcher } from './acquire-batcher';
 import { ReplyMux, type ReplyWaiter } from './reply-mux';
 import { BatchWaiter, DecisionWaiter, OperationWaiter } from './waiters';
@@ -93,15 +94,15 @@ export class RateLimitClient {
   }
 
   release(request: ReleaseRequest, options?: CallOptions): Promise<ReleaseReply> {
-    return this.operation<ReleaseReply>(this.subjects.release, request, checkRelease, options);
+    return this.operation(this.subjects.release, request, RELEASE, options);
   }
 
   usage(request: UsageRequest, options?: CallOptions): Promise<UsageReply> {
-    return this.operation<UsageReply>(this.subjects.usage, request, checkUsage, options);
+    return this.operation(this.subjects.usage, request, USAGE, options);
   }
 
   stats(request: StatsRequest, options?: CallOptions): Promise<KeyStats> {
-    return this.operation<KeyStats>(this.subjects.stats, request, checkStats, options);
+    return this.operation(this.subjects.stats, request, STATS, options);
   }
 
   /** One acquire.batch of these requests as given (at most 1000, none waiting), in order. */
@@ -171,14 +172,14 @@ export class RateLimitClient {
   private operation<T>(
     subject: string,
     request: unknown,
-    check: (input: unknown) => void,
+    operation: Operation<T>,
     options: CallOptions | undefined,
   ): Promise<T> {
-    const refused = this.refuse<unknown>(request, check, options);
+    const refused = this.refuse<unknown>(request, operation.check, options);
     if (refused !== undefined) return refused;
     const call = new PendingCall<T>(options?.signal, this.cancelAlone);
     if (call.settled) return call.promise;
-    const waiter = new OperationWaiter<T>(call);
+    const waiter = new OperationWaiter<T>(call, operation.parseReply);
     call.token = this.send(subject, encodeJson(request), waiter, options?.timeoutMs);
     return call.promise;
   }

@@ -1,10 +1,17 @@
-import type { AcquireReply, AcquireRequest, BatchReply } from '@app/contracts';
-import { decodeJson } from '../codec';
+import type { AcquireRequest, ParseResult } from '@app/contracts';
+import { decodeReply } from '../codec';
 import type { UnavailableReason } from '../errors';
 import type { ClientAcquireReply, FailurePolicy } from '../options';
 import type { PendingCall } from '../pending-call';
-import { policyReply, unavailableError } from '../policy-reply';
-import { acquireResult, batchRefusalFor, operationResult, unnestBatchReason } from '../replies';
+import { policyReply, replyOrPolicy, replyOrThrow, unavailableError } from '../policy-reply';
+import {
+  acquireResult,
+  batchReplies,
+  decisionReply,
+  operationReply,
+  unnestBatchReason,
+} from '../replies';
+import { Unanswered } from '../unanswered';
 import type { ReplyWaiter } from './reply-mux';
 
 /** An acquire or decide sent alone: the limiter's reply, or the failure policy's. */
@@ -16,7 +23,9 @@ export class DecisionWaiter implements ReplyWaiter {
   ) {}
 
   onReply(data: Uint8Array): void {
-    this.call.settleWith(() => acquireResult(decodeJson(data) as AcquireReply));
+    this.call.settleWith(() =>
+      replyOrPolicy(decisionReply(decodeReply(data), this.request), this.policy, this.request),
+    );
   }
 
   onFailure(reason: UnavailableReason): void {
@@ -26,10 +35,13 @@ export class DecisionWaiter implements ReplyWaiter {
 
 /** Release, usage, stats: no decision to make up, so an unanswered call always throws. */
 export class OperationWaiter<T> implements ReplyWaiter {
-  constructor(private readonly call: PendingCall<T>) {}
+  constructor(
+    private readonly call: PendingCall<T>,
+    private readonly parse: (value: unknown) => ParseResult<T>,
+  ) {}
 
   onReply(data: Uint8Array): void {
-    this.call.settleWith(() => operationResult<T>(decodeJson(data)));
+    this.call.settleWith(() => replyOrThrow(operationReply(decodeReply(data), this.parse)));
   }
 
   onFailure(reason: UnavailableReason): void {
@@ -46,47 +58,29 @@ export class BatchWaiter implements ReplyWaiter {
   ) {}
 
   onReply(data: Uint8Array): void {
-    let replies: unknown;
+    let replies: ReturnType<typeof batchReplies>;
     try {
-      const json = decodeJson(data);
-      if (json !== null && batchRefusalFor(json, this.requests[0]!) !== undefined) {
-        this.refuseEach(json);
-        return;
-      }
-      replies = json === null ? undefined : operationResult<BatchReply | undefined>(json)?.replies;
+      replies = batchReplies(decodeReply(data), this.requests);
     } catch (error) {
+      // The limiter refused the batch as a whole INVALID_REQUEST: every caller hears why.
       for (const call of this.calls) call.fail(error);
       return;
     }
-    // JSON that is no BatchReply (a foreign responder on the subject): every caller still hears.
-    if (!isReplyList(replies)) {
-      const error = unavailableError('timeout', undefined, 'the reply is not a batch reply');
-      for (const call of this.calls) call.fail(error);
+    // No limiter's reply (a foreign responder on the subject): the failure policy answers each.
+    if (replies instanceof Unanswered) {
+      this.onFailure(replies.reason, replies.detail);
       return;
     }
     for (let i = 0; i < this.calls.length; i++) {
-      const call = this.calls[i]!;
-      if (call.settled) continue;
-      const reply = replies[i];
-      if (reply === undefined) call.fail(unavailableError('timeout', undefined, 'short batch'));
-      else call.settleWith(() => acquireResult(unnestBatchReason(reply, i)));
+      const reply = replies[i]!;
+      this.calls[i]!.settleWith(() => acquireResult(unnestBatchReason(reply, i)));
     }
   }
 
-  private refuseEach(refusal: unknown): void {
-    for (let i = 0; i < this.calls.length; i++) {
-      this.calls[i]!.succeed(batchRefusalFor(refusal, this.requests[i]!)!);
-    }
-  }
-
-  onFailure(reason: UnavailableReason): void {
+  onFailure(reason: UnavailableReason, detail?: string): void {
     for (let i = 0; i < this.calls.length; i++) {
       const request = this.requests[i]!;
-      this.calls[i]!.settleWith(() => policyReply(this.policy, request, reason));
+      this.calls[i]!.settleWith(() => policyReply(this.policy, request, reason, detail));
     }
   }
-}
-
-function isReplyList(value: unknown): value is readonly AcquireReply[] {
-  return Array.isArray(value);
 }

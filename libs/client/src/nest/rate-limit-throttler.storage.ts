@@ -71,10 +71,11 @@ function unknownQuota(name: string, quota: string): string {
 /** An AcquireReply as the throttler's record: hits so far, and seconds until reset or retry. */
 export function toThrottlerRecord(reply: AcquireReply): ThrottlerRecord {
   const used = Math.max(0, reply.limit - reply.remaining);
+  const allowed = reply.allowed === true;
   return {
-    totalHits: reply.allowed ? used : reply.limit + 1,
+    totalHits: allowed ? used : reply.limit + 1,
     timeToExpire: secondsRoundedUp(reply.resetMs),
-    isBlocked: !reply.allowed,
-    timeToBlockExpire: reply.allowed ? 0 : Math.max(1, secondsRoundedUp(reply.retryAfterMs)),
+    isBlocked: !allowed,
+    timeToBlockExpire: allowed ? 0 : Math.max(1, secondsRoundedUp(reply.retryAfterMs)),
   };
 }

@@ -55,7 +55,9 @@ export class RateLimitGuard implements CanActivate {
       ...(cost !== undefined && { cost }),
     });
     if (limitDecided(reply)) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
-    if (reply.allowed) return true;
+    // Only a reply that says so admits: the client checked its shape, and the guard still reads
+    // nothing but `true` as yes.
+    if (reply.allowed === true) return true;
     throw refusal(context, reply);
   }
 

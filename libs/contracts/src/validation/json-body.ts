@@ -15,11 +15,12 @@ function decode(bytes: Uint8Array): string {
  * Parses a JSON body (HTTP or NATS). A body nested too deeply or holding too many objects is
  * refused before JSON.parse sees it (json-shape.ts). A body that is not valid UTF-8 is refused
  * naming the field that holds the bad bytes (isUtf8 is native; only refused bodies pay for finding
- * the field). Any other failure is reported against the field `body`.
+ * the field). Any other failure is reported against the field `body`. `wrapped`: the body is a
+ * transport's envelope around the payload, whose own level is not counted (jsonShapeProblem).
  */
-export function parseJsonBody(body: string | Uint8Array): ParseResult<unknown> {
+export function parseJsonBody(body: string | Uint8Array, wrapped = false): ParseResult<unknown> {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const shape = jsonShapeProblem(bytes);
+  const shape = jsonShapeProblem(bytes, wrapped);
   if (shape !== undefined) return fieldFailure(BODY_FIELD, shape);
   if (typeof body === 'string') return parseJsonText(body);
   if (!isUtf8(body)) return invalidUtf8Failure(body, parseJsonText);

@@ -9,7 +9,7 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
 /** Member counts of the objects open at each depth; reused, the scan never overlaps itself. */
-const members = new Int32Array(MAX_JSON_DEPTH + 1);
+const members = new Int32Array(MAX_JSON_DEPTH + 2);
 
 /**
  * One pass over a JSON body's bytes, before JSON.parse sees it: what JSON.parse pays for is
@@ -19,9 +19,14 @@ const members = new Int32Array(MAX_JSON_DEPTH + 1);
  * rather than text: a typed array reads faster than charCodeAt, and the structural characters are
  * ASCII, which UTF-8 never uses inside a multi-byte character. On malformed JSON the counts are
  * an estimate, which is enough: JSON.parse stops at the first error, and up to there they are exact.
+ * `wrapped`: the body is carried in one object of the transport's own (a Nest envelope `{ pattern,
+ * data, id }`), whose level is not the caller's and is not counted.
  * Returns the rule the body breaks, or undefined.
  */
-export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
+export function jsonShapeProblem(bytes: Uint8Array, wrapped = false): string | undefined {
+  const wrapper = wrapped ? 1 : 0;
+  const maxDepth = MAX_JSON_DEPTH + wrapper;
+  const maxContainers = MAX_JSON_CONTAINERS + wrapper;
   const length = bytes.length;
   let depth = 0;
   let containers = 0;
@@ -30,8 +35,8 @@ export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
     if (c === QUOTE) {
       i = closingQuote(bytes, i + 1);
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (++depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
-      if (++containers > MAX_JSON_CONTAINERS) {
+      if (++depth > maxDepth) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+      if (++containers > maxContainers) {
         return `has more than ${MAX_JSON_CONTAINERS} objects and arrays`;
       }
       members[depth] = 0;
