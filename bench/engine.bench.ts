@@ -81,7 +81,11 @@ const GOCC_LIMIT = 100;
 
 function quota(name: string): QuotaSpec {
   if (name === 'gocc') {
-    return { name: 'default', limits: [{ ...limits.fixed_window![0]!, limit: GOCC_LIMIT }] };
+    return {
+      name: 'default',
+      limits: [{ ...limits.fixed_window![0]!, limit: GOCC_LIMIT }],
+      clientOverrides: true,
+    };
   }
   return { name: 'default', limits: limits[name] ?? smallQuotas[name]! };
 }

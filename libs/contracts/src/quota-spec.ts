@@ -57,6 +57,12 @@ export interface QuotaSpec {
   readonly lease?: LeaseMode;
   readonly shadow?: boolean;
   /**
+   * Clients may give a key its own limit and queue size (GoCC's `maxRequests`,
+   * `maxRequestsInQueue`). Default false; GoCC's quotas (the `default` quota from the GoCC
+   * variables, a GoCC file's) set it; provider models never do.
+   */
+  readonly clientOverrides?: boolean;
+  /**
    * Only from a GoCC file (gocc-config.ts), never written in a config: entries that match one key
    * merge in file order. Each field names the entry it comes from (the engine's QuotaSpec.merge).
    */

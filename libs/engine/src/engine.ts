@@ -283,11 +283,19 @@ export class Engine {
    * limit) and queue size, changed in place with its counts kept; an absent field keeps what the
    * key has. They hold until 3 windows pass without a request on the key, or its quota changes.
    * Refused (INVALID_REQUEST naming `limit` or `queueSize`), changing nothing, when they cannot
-   * apply to the key's quota.
+   * apply to the key's quota; and naming `clientOverrides` when the quota does not take them.
    */
   setKeyLimits(input: KeyLimitsInput, now: number): Outcome<KeyLimitsView> {
     const found = this.lookup(input, 'stats');
     if (!found.ok) return found;
+    if (found.value.spec.clientOverrides !== true) {
+      const name = JSON.stringify(found.value.name);
+      return {
+        ok: false,
+        code: 'INVALID_REQUEST',
+        reason: `clientOverrides: quota ${name} does not let clients set a key's limits (its clientOverrides is not true)`,
+      };
+    }
     const [shard, table, hash] = this.tableOf(found.value, input.key);
     try {
       const view = shard.setKeyLimits(table, input.key, hash, input.limit, input.queueSize, now);

@@ -19,6 +19,7 @@ function gocc(limit: number, algorithm: AlgorithmName = 'fixed_window'): QuotaSp
     name: 'default',
     limits: [{ name: 'rps', unit: 'requests', limit, windowMs: WINDOW_MS, algorithm }],
     queue: { maxSize: 2, maxWaitMs: 10_000 },
+    clientOverrides: true,
   };
 }
 
@@ -187,17 +188,106 @@ describe('a key’s own limit (GoCC client overrides)', () => {
     expect((queued as PendingAcquire).settled).toMatchObject({ code: 'OK', waitedMs: 1 });
   });
 
-  it('lets a waiter wait as long as the key’s full queue takes to drain at its limit', () => {
+  it('bounds every wait by the quota’s own maxWaitMs, whatever the key’s numbers', () => {
     const engine = engineOf(gocc(5));
-    play(engine, 'k', [[0, { limit: 1, queueSize: 40 }, 'set']]);
-
-    const limits = engine.limitsOf({ key: 'k' });
-
-    // 40 waiters at 1 a window: 40 windows, plus the window in progress.
-    expect(limits).toMatchObject({
+    // 1 a window and 10 000 places: draining them would take 10 000 windows, the quota allows 10.
+    play(engine, 'k', [[0, { limit: 1, queueSize: 10_000 }, 'set'], ...takes(1, 1)]);
+    const waiters = Array.from({ length: 50 }, (_, i) =>
+      engine.acquire({ key: 'k', cost: { requests: 1 }, wait: true }, T0 + 2 + i),
+    );
+    expect(waiters.every((w) => w instanceof PendingAcquire)).toBe(true);
+    expect(engine.limitsOf({ key: 'k' })).toMatchObject({
       ok: true,
-      value: { own: true, spec: { queue: { maxSize: 40, maxWaitMs: 41 * WINDOW_MS } } },
+      value: { own: true, spec: { queue: { maxSize: 10_000, maxWaitMs: 10_000 } } },
     });
+
+    runUntil(engine, T0 + 2 + 10_000 - 1);
+    const answered = waiters.filter((w) => (w as PendingAcquire).settled !== undefined);
+    runUntil(engine, T0 + 2 + 50 + 10_000);
+
+    // One a window for 10 windows; every other waiter is answered at its own deadline.
+    expect(answered.length).toBeLessThan(waiters.length);
+    const decisions = waiters.map((w) => (w as PendingAcquire).settled);
+    expect(decisions.filter((d) => d?.code === 'OK')).toHaveLength(10);
+    expect(decisions.filter((d) => d?.code === 'WAIT_TIMEOUT')).toHaveLength(40);
+    // Each timed out at its deadline: the quota's 10 s after it was queued, not a ms later.
+    const timedOut = decisions.filter((d) => d?.code === 'WAIT_TIMEOUT');
+    expect(timedOut.every((d) => d?.waitedMs === 10_000)).toBe(true);
+    expect(engine.footprint().waiters).toBe(0);
+  });
+
+  it('bounds a key’s queue: 10 000 places, or its quota’s size when that is larger', () => {
+    const engine = engineOf(gocc(5), {
+      ...gocc(5),
+      name: 'big',
+      match: 'big-*',
+      queue: { maxSize: 20_000, maxWaitMs: 1_000 },
+    });
+
+    const above = engine.setKeyLimits({ key: 'k', queueSize: 10_001 }, T0);
+    const big = engine.setKeyLimits({ key: 'big-1', queueSize: 20_000 }, T0);
+
+    expect(above).toMatchObject({ ok: false, code: 'INVALID_REQUEST' });
+    expect(above.ok ? '' : above.reason).toMatch(/^queueSize: .*must be an integer 0\.\.10000/);
+    expect(engine.limitsOf({ key: 'k' })).toMatchObject({ ok: true, value: { own: false } });
+    expect(engine.setKeyLimits({ key: 'k', queueSize: 10_000 }, T0)).toMatchObject({ ok: true });
+    expect(big).toMatchObject({ ok: true, value: { spec: { queue: { maxSize: 20_000 } } } });
+    expect(engine.setKeyLimits({ key: 'big-1', queueSize: 20_001 }, T0)).toMatchObject({
+      ok: false,
+    });
+  });
+
+  it('refuses a queue for a key whose quota gives no wait', () => {
+    const engine = engineOf({ ...gocc(5), queue: undefined });
+
+    const set = engine.setKeyLimits({ key: 'k', queueSize: 3 }, T0);
+
+    expect(set).toMatchObject({ ok: false, code: 'INVALID_REQUEST' });
+    expect(set.ok ? '' : set.reason).toMatch(/^queueSize: .*maxWaitMs.* is 0/);
+    expect(engine.setKeyLimits({ key: 'k', queueSize: 0 }, T0)).toMatchObject({ ok: true });
+  });
+
+  it.each<[string, Partial<QuotaSpec>]>([
+    ['clientOverrides absent', { clientOverrides: undefined }],
+    ['clientOverrides false', { clientOverrides: false }],
+  ])('refuses a key’s own numbers on a quota with %s, changing nothing', (_, fields) => {
+    const engine = engineOf({ ...gocc(2), ...fields, name: 'api', match: 'api-*' }, gocc(2));
+
+    const limit = engine.setKeyLimits({ key: 'api-1', limit: 1_000_000 }, T0);
+    const queue = engine.setKeyLimits({ key: 'api-1', queueSize: 1_000 }, T0);
+
+    for (const set of [limit, queue]) {
+      expect(set).toMatchObject({ ok: false, code: 'INVALID_REQUEST' });
+      expect(set.ok ? '' : set.reason).toBe(
+        'clientOverrides: quota "api" does not let clients set a key\'s limits (its clientOverrides is not true)',
+      );
+    }
+    expect(engine.limitsOf({ key: 'api-1' })).toMatchObject({ ok: true, value: { own: false } });
+    expect(engine.footprint().keys).toBe(0);
+    expect(play(engine, 'api-1', [...takes(1, 2), [3, 'take', 'RATE_LIMITED']])).toEqual([
+      'OK',
+      'OK',
+      'RATE_LIMITED',
+    ]);
+    // The default quota opts in: its keys take their own numbers.
+    expect(engine.setKeyLimits({ key: 'other', limit: 3 }, T0)).toMatchObject({ ok: true });
+  });
+
+  it('drops a key’s own numbers when its quota stops taking them', () => {
+    const engine = engineOf(gocc(5));
+    play(engine, 'k', [[0, { limit: 1 }, 'set'], ...takes(1, 1)]);
+
+    engine.setQuotas([{ ...gocc(5), clientOverrides: false }], T0 + 10);
+
+    expect(engine.limitsOf({ key: 'k' })).toMatchObject({ ok: true, value: { own: false } });
+    expect(play(engine, 'k', [...takes(11, 4), [20, 'take', 'RATE_LIMITED']])).toEqual([
+      'OK',
+      'OK',
+      'OK',
+      'OK',
+      'RATE_LIMITED',
+    ]);
+    expect(engine.setKeyLimits({ key: 'k', limit: 9 }, T0 + 30)).toMatchObject({ ok: false });
   });
 
   it('gives a released request back to the key’s own limit', () => {

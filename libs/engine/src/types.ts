@@ -52,6 +52,11 @@ export interface QuotaSpec {
   readonly lease?: LeaseMode;
   readonly shadow?: boolean;
   /**
+   * May a client give a key of this quota its own limit and queue size (GoCC's `maxRequests`,
+   * `maxRequestsInQueue`; Engine.setKeyLimits)? Default false: the operator's numbers hold.
+   */
+  readonly clientOverrides?: boolean;
+  /**
    * GoCC's config entries, which merge in file order. On a quota with `match` (an entry): each
    * field the entry sets, naming this quota. On a quota without (a merge): each field, naming the
    * entry it comes from. A key that several entries match is decided by the quota whose `merge`

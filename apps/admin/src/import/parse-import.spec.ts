@@ -34,6 +34,8 @@ describe('importConfig, format yaml: this project’s config file', () => {
             },
           ],
           queue: { maxSize: 400, maxWaitMs: 30_000 },
+          // `defaults:` is laid over GoCC's default quota, which takes client overrides.
+          clientOverrides: true,
         },
         {
           name: 'api',

@@ -31,6 +31,7 @@ export function toQuota(q: ControlQuota): Quota {
     onStoreFailure: spec.onStoreFailure as StoreFailurePolicy | undefined,
     lease: (spec.lease ?? LeaseMode.auto) as LeaseMode,
     shadow: spec.shadow ?? false,
+    clientOverrides: spec.clientOverrides ?? false,
     version: q.version,
     updatedAt: new Date(q.updatedAt),
   };

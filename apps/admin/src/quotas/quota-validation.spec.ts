@@ -32,3 +32,15 @@ describe('upsertQuota: match patterns run in linear time or are refused naming i
     },
   );
 });
+
+describe('upsertQuota: clientOverrides', () => {
+  it('is absent unless the input sets it, and then kept as given', () => {
+    expect(validateQuotaInput({ name: 'q', limits }).clientOverrides).toBeUndefined();
+    expect(validateQuotaInput({ name: 'q', limits, clientOverrides: true })).toMatchObject({
+      clientOverrides: true,
+    });
+    expect(validateQuotaInput({ name: 'q', limits, clientOverrides: false })).toMatchObject({
+      clientOverrides: false,
+    });
+  });
+});

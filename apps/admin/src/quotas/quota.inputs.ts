@@ -41,4 +41,9 @@ export class QuotaInput {
   @Field(() => StoreFailurePolicy, { nullable: true }) onStoreFailure?: StoreFailurePolicy;
   @Field(() => LeaseMode, { nullable: true, description: 'default auto' }) lease?: LeaseMode;
   @Field(() => Boolean, { nullable: true }) shadow?: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: "default false: GoCC clients may set a key's own limit and queue size",
+  })
+  clientOverrides?: boolean;
 }

@@ -67,6 +67,11 @@ export class Quota {
   @Field(() => LeaseMode, { description: 'auto: hot keys lease capacity from Redis in slices' })
   lease!: LeaseMode;
   @Field(() => Boolean) shadow!: boolean;
+  @Field(() => Boolean, {
+    description:
+      "GoCC clients may set a key's own limit and queue size (maxRequests, maxRequestsInQueue)",
+  })
+  clientOverrides!: boolean;
   @Field(() => Int, { description: '1 on creation, +1 on every change' }) version!: number;
   @Field(() => GraphQLISODateTime) updatedAt!: Date;
 }

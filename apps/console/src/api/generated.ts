@@ -63,6 +63,8 @@ export type QueueInput = {
 
 /** A whole quota: upsertQuota replaces every field. */
 export type QuotaInput = {
+  /** default false: GoCC clients may set a key's own limit and queue size */
+  clientOverrides?: boolean | null | undefined;
   concurrency?: ConcurrencyInput | null | undefined;
   /** default auto */
   lease?: LeaseMode | null | undefined;
@@ -85,7 +87,7 @@ export type StoreFailurePolicy =
   | 'local'
   | 'open';
 
-export type QuotaFieldsFragment = { name: string, match: string | null, scope: Scope, shadow: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null };
+export type QuotaFieldsFragment = { name: string, match: string | null, scope: Scope, shadow: boolean, clientOverrides: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null };
 
 export type StatsFieldsFragment = { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number }> };
 
@@ -100,14 +102,14 @@ export type QuotasQueryVariables = Exact<{
 }>;
 
 
-export type QuotasQuery = { quotas: Array<{ name: string, match: string | null, scope: Scope, shadow: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null }> };
+export type QuotasQuery = { quotas: Array<{ name: string, match: string | null, scope: Scope, shadow: boolean, clientOverrides: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null }> };
 
 export type UpsertQuotaMutationVariables = Exact<{
   input: QuotaInput;
 }>;
 
 
-export type UpsertQuotaMutation = { upsertQuota: { name: string, match: string | null, scope: Scope, shadow: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null } };
+export type UpsertQuotaMutation = { upsertQuota: { name: string, match: string | null, scope: Scope, shadow: boolean, clientOverrides: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null } };
 
 export type DeleteQuotaMutationVariables = Exact<{
   name: string;
@@ -205,6 +207,7 @@ export const QuotaFieldsFragmentDoc = new TypedDocumentString(`
   match
   scope
   shadow
+  clientOverrides
   lease
   onStoreFailure
   version
@@ -263,6 +266,7 @@ export const QuotasDocument = new TypedDocumentString(`
   match
   scope
   shadow
+  clientOverrides
   lease
   onStoreFailure
   version
@@ -298,6 +302,7 @@ export const UpsertQuotaDocument = new TypedDocumentString(`
   match
   scope
   shadow
+  clientOverrides
   lease
   onStoreFailure
   version

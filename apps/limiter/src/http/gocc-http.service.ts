@@ -31,6 +31,9 @@ type Override =
 
 const APPLIED: Override = { ok: true };
 
+/** The quota field the engine names when a key's quota does not take client overrides. */
+const CLIENT_OVERRIDES = 'clientOverrides';
+
 /** The engine's names for the key's own numbers, as GoCC's parameters. */
 const OVERRIDE_FIELDS: Readonly<Record<string, string>> = {
   limit: GOCC_QUERY.maxRequests,
@@ -121,8 +124,9 @@ export class GoccHttpService {
   }
 
   /**
-   * Client overrides, with the operator's consent (REQUESTS_CAN_SET_RATE / _MOD_QUEUE), change the
-   * key's own limit and queue size in place, as GoCC's limiter takes them: its count is kept.
+   * Client overrides, with the operator's consent (REQUESTS_CAN_SET_RATE / _MOD_QUEUE) and on a
+   * quota that takes them (`clientOverrides`: GoCC's own quotas), change the key's own limit and
+   * queue size in place, as GoCC's limiter takes them: its count is kept.
    */
   private override(key: string, options: GoccRateOptions): Override {
     const { maxRequests, maxRequestsInQueue } = options;
@@ -142,8 +146,15 @@ export class GoccHttpService {
     if (set.code === 'UNAVAILABLE') {
       return { ok: false, status: 503, field: 'key', reason: set.reason };
     }
-    // The numbers are in range (400 above); they conflict with the key's quota: 409.
     const [engineField = '', ...rest] = set.reason.split(': ');
+    // The key's quota does not take a client's numbers (its clientOverrides): 403, as without
+    // the operator's consent above.
+    if (engineField === CLIENT_OVERRIDES) {
+      const field =
+        maxRequests !== undefined ? GOCC_QUERY.maxRequests : GOCC_QUERY.maxRequestsInQueue;
+      return { ok: false, status: 403, field, reason: `${field}: ${rest.join(': ')}` };
+    }
+    // The numbers are in range (400 above); they conflict with the key's quota: 409.
     const field = OVERRIDE_FIELDS[engineField] ?? GOCC_QUERY.maxRequests;
     return { ok: false, status: 409, field, reason: `${field}: ${rest.join(': ')}` };
   }

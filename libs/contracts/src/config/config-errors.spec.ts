@@ -42,6 +42,12 @@ describe('config file: refused files name the line and the field', () => {
       /integer/,
     ],
     [
+      'clientOverrides not a boolean',
+      'quotas:\n  - name: a\n    clientOverrides: "yes"\n',
+      '3 quotas[0].clientOverrides',
+      /must be true or false/,
+    ],
+    [
       'windowMs zero',
       'quotas:\n  - name: a\n    limits: [{ name: r, limit: 1, windowMs: 0 }]\n',
       '3 quotas[0].limits[0].windowMs',

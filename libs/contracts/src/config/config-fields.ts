@@ -12,6 +12,7 @@ const POLICY_FIELDS = [
   'onStoreFailure',
   'lease',
   'shadow',
+  'clientOverrides',
 ] as const;
 
 export const CONFIG_FIELDS = {

@@ -33,6 +33,7 @@ describe('config file: GoCC format', () => {
           { name: 'rps', unit: 'requests', limit: 100, windowMs: 1000, algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 400, maxWaitMs: 30_000 },
+        clientOverrides: true,
       },
       {
         name: goccQuotaName('^premium-.*', true),
@@ -41,6 +42,7 @@ describe('config file: GoCC format', () => {
           { name: 'rps', unit: 'requests', limit: 1000, windowMs: 1000, algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 500, maxWaitMs: 30_000 },
+        clientOverrides: true,
         merge: {
           maxRequests: goccQuotaName('^premium-.*', true),
           maxRequestsInQueue: goccQuotaName('^premium-.*', true),
@@ -54,6 +56,7 @@ describe('config file: GoCC format', () => {
           { name: 'rpm', unit: 'requests', limit: 10, windowMs: 60_000, algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 5, maxWaitMs: 120_000 },
+        clientOverrides: true,
       },
     ]);
   });

@@ -16,6 +16,7 @@ describe('the GoCC default quota', () => {
         { name: 'rps', unit: 'requests', limit: 100, windowMs: 1000, algorithm: 'fixed_window' },
       ],
       queue: { maxSize: 400, maxWaitMs: 30_000 },
+      clientOverrides: true,
     });
   });
 
@@ -33,6 +34,7 @@ describe('the GoCC default quota', () => {
       ],
       // Draining 10 waiters at 5 per minute takes 2 windows, plus the one in progress.
       queue: { maxSize: 10, maxWaitMs: 180_000 },
+      clientOverrides: true,
     });
   });
 

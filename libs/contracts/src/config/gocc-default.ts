@@ -52,7 +52,10 @@ export function goccQueueMaxWaitMs(settings: GoccSettings): number {
   return Math.max(DEFAULT_QUEUE_MAX_WAIT_MS, drainMs);
 }
 
-/** A quota with GoCC semantics: one fixed window of requests and a FIFO queue. */
+/**
+ * A quota with GoCC semantics: one fixed window of requests and a FIFO queue. GoCC's own quotas
+ * take client overrides (with REQUESTS_CAN_SET_RATE / _MOD_QUEUE), as GoCC's keys do.
+ */
 export function goccQuota(
   name: string,
   match: string | undefined,
@@ -71,6 +74,7 @@ export function goccQuota(
       },
     ],
     queue: { maxSize: settings.maxRequestsInQueue, maxWaitMs: goccQueueMaxWaitMs(settings) },
+    clientOverrides: true,
   };
 }
 

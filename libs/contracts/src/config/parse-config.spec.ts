@@ -34,6 +34,7 @@ describe('config file: this project format', () => {
             },
           ],
           queue: { maxSize: 400, maxWaitMs: 30000 },
+          clientOverrides: true,
         },
         apiQuota,
       ],
@@ -90,6 +91,7 @@ describe('config file: this project format', () => {
           { name: 'rps', unit: 'requests', limit: 7, windowMs: 1000, algorithm: 'fixed_window' },
         ],
         queue: { maxSize: 0, maxWaitMs: 30_000 },
+        clientOverrides: true,
         shadow: true,
       },
     ]);
@@ -105,6 +107,22 @@ describe('config file: this project format', () => {
       ['b', undefined],
     ]);
     expect('lease' in config.quotas[2]!).toBe(false);
+  });
+
+  it('lets a quota opt in to client overrides; only the GoCC default quota has them unasked', () => {
+    const config = parseConfigFile(
+      'quotas:\n  - name: a\n    clientOverrides: true\n  - name: b\n  - name: c\n    clientOverrides: false\n',
+    );
+    expect(config.quotas.map((q) => [q.name, q.clientOverrides])).toEqual([
+      ['default', true],
+      ['a', true],
+      ['b', undefined],
+      ['c', false],
+    ]);
+    const off = parseConfigFile('defaults:\n  clientOverrides: false\n');
+    expect(off.quotas[0]).toMatchObject({ name: 'default', clientOverrides: false });
+    const listed = parseConfigFile('quotas:\n  - name: default\n    limits: []\n');
+    expect(listed.quotas[0]?.clientOverrides).toBeUndefined();
   });
 
   it('takes a complete quota named default in place of the built-in one', () => {

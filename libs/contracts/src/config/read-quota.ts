@@ -102,10 +102,12 @@ function readPolicy(mapping: Mapping, path: ConfigPath, issues: IssueList): Part
   );
   const lease = readChoice(mapping, 'lease', path, issues, LEASE_MODES);
   const shadow = readBoolean(mapping, 'shadow', path, issues);
+  const clientOverrides = readBoolean(mapping, 'clientOverrides', path, issues);
   if (scope !== undefined) policy.scope = scope;
   if (onStoreFailure !== undefined) policy.onStoreFailure = onStoreFailure;
   if (lease !== undefined) policy.lease = lease;
   if (shadow !== undefined) policy.shadow = shadow;
+  if (clientOverrides !== undefined) policy.clientOverrides = clientOverrides;
   return policy;
 }
 

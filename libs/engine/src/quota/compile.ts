@@ -239,6 +239,10 @@ function compile(spec: QuotaSpec, logs: readonly (SlidingLog | undefined)[]): Co
   ) {
     throw new InvalidQuotaError(name, 'merge', 'must map fields to quota names');
   }
+  const overrides: unknown = spec.clientOverrides;
+  if (overrides !== undefined && typeof overrides !== 'boolean') {
+    throw new InvalidQuotaError(name, 'clientOverrides', 'must be true or false');
+  }
   const limitsField: unknown = spec.limits;
   if (!Array.isArray(limitsField)) throw new InvalidQuotaError(name, 'limits', 'must be an array');
   const seen = new Set<string>();

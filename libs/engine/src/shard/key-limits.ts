@@ -6,6 +6,8 @@ import type { LimitSpec, QueueSpec, QuotaSpec } from '../types';
 const KEPT_WINDOWS = 3;
 /** Derived quotas a table shares between keys with the same numbers; past it, a key gets its own. */
 const SHARED_PER_TABLE = 64;
+/** The most waiters a client may ask a key's queue to hold, unless its quota allows more. */
+const MAX_OWN_QUEUE_SIZE = 10_000;
 
 /**
  * A key's own limit and queue size (GoCC's `maxRequests` / `maxRequestsInQueue`), held beside its
@@ -92,25 +94,36 @@ function withNumbers(
     limit === undefined
       ? spec.limits
       : spec.limits.map((l, i) => (i === first ? { ...l, limit } : l));
-  const size = queueSize ?? spec.queue?.maxSize;
-  if (size === undefined) return { ...spec, limits };
-  const enforced = limits[first];
-  return { ...spec, limits, queue: queueFor(size, spec.queue, enforced) };
+  if (queueSize === undefined) return { ...spec, limits };
+  return { ...spec, limits, queue: queueFor(name, queueSize, spec.queue) };
 }
 
 /**
- * A queue the key's numbers size: its waiters may wait as long as the quota lets them, and at
- * least as long as the full queue takes to drain at the key's limit, plus the window in progress
- * (as the default quota's wait is made), so a smaller limit never times out a waiter GoCC serves.
+ * A queue of the key's size, bounded by its quota: at most `maxOwnQueueSize` waiters, and each
+ * waits no longer than the quota's own `maxWaitMs`, whatever the key's numbers (a client's numbers
+ * never hold a caller longer than the operator allows; a quota without a wait takes no queue).
  */
-function queueFor(
-  size: number,
-  own: QueueSpec | undefined,
-  limit: LimitSpec | undefined,
-): QueueSpec {
-  const drainMs =
-    limit === undefined || size === 0
-      ? 0
-      : Math.min((Math.ceil(size / limit.limit) + 1) * limit.windowMs, Number.MAX_SAFE_INTEGER);
-  return { maxSize: size, maxWaitMs: Math.max(own?.maxWaitMs ?? 0, drainMs) };
+function queueFor(name: string, size: number, own: QueueSpec | undefined): QueueSpec {
+  const most = maxOwnQueueSize(own);
+  if (!(Number.isSafeInteger(size) && size >= 0 && size <= most)) {
+    throw new InvalidQuotaError(name, 'queue.maxSize', `must be an integer 0..${most}`);
+  }
+  const maxWaitMs = own?.maxWaitMs ?? 0;
+  if (size > 0 && maxWaitMs <= 0) {
+    throw new InvalidQuotaError(
+      name,
+      'queue.maxWaitMs',
+      'is 0: the quota has no wait for a queue of the key to use; change the quota instead',
+    );
+  }
+  return { maxSize: size, maxWaitMs };
+}
+
+/**
+ * Waiters a key's own queue may hold: its quota's queue size, or MAX_OWN_QUEUE_SIZE when that is
+ * larger. A client may raise the queue (GoCC's `maxRequestsInQueue`), but not to millions of
+ * parked callers on one key.
+ */
+function maxOwnQueueSize(own: QueueSpec | undefined): number {
+  return Math.max(own?.maxSize ?? 0, MAX_OWN_QUEUE_SIZE);
 }

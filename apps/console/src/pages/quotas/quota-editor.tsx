@@ -165,6 +165,13 @@ export function QuotaEditor(props: {
           checked={form.shadow}
           onChange={set('shadow')}
         />
+        <CheckboxField
+          label="Client overrides"
+          {...common(quotaPaths.clientOverrides)}
+          hint="GoCC clients may set a key's own limit and queue size"
+          checked={form.clientOverrides}
+          onChange={set('clientOverrides')}
+        />
         <TextField
           label="Queue max size"
           {...common(quotaPaths.queueMaxSize)}

@@ -33,6 +33,7 @@ export interface QuotaForm {
   readonly match: string;
   readonly scope: Scope;
   readonly shadow: boolean;
+  readonly clientOverrides: boolean;
   readonly lease: LeaseMode;
   /** '' leaves the admin's default. */
   readonly onStoreFailure: '' | StoreFailurePolicy;
@@ -60,6 +61,7 @@ export const EMPTY_QUOTA: QuotaForm = {
   match: '',
   scope: 'local',
   shadow: false,
+  clientOverrides: false,
   lease: 'auto',
   onStoreFailure: '',
   queueMaxSize: '',
@@ -79,6 +81,7 @@ export function formFromQuota(quota: QuotaFieldsFragment): QuotaForm {
     match: text(quota.match),
     scope: quota.scope,
     shadow: quota.shadow,
+    clientOverrides: quota.clientOverrides,
     lease: quota.lease,
     onStoreFailure: quota.onStoreFailure ?? '',
     queueMaxSize: text(quota.queue?.maxSize),
@@ -105,6 +108,7 @@ export const quotaPaths = {
   match: 'input.match',
   scope: 'input.scope',
   shadow: 'input.shadow',
+  clientOverrides: 'input.clientOverrides',
   lease: 'input.lease',
   onStoreFailure: 'input.onStoreFailure',
   queueMaxSize: 'input.queue.maxSize',
@@ -225,6 +229,7 @@ export function toQuotaInput(form: QuotaForm): InputOrIssues {
     name: form.name.trim(),
     scope: form.scope,
     shadow: form.shadow,
+    clientOverrides: form.clientOverrides,
     lease: form.lease,
     limits: form.limits.map((l, i) => limitInput(l, i, numbers)),
   };
