@@ -961,6 +961,7 @@ describe('Engine', () => {
       ],
       ['limits[1].name', { name: 'q', limits: [limit('rps', 1, 1000), limit('rps', 2, 1000)] }],
       ['queue.maxSize', { ...q(1), queue: { maxSize: -1, maxWaitMs: 1000 } }],
+      ['queue.maxWaitMs', { ...q(1), queue: { maxSize: 1, maxWaitMs: 86_400_001 } }],
       ['concurrency.max', { ...q(1), concurrency: { max: 0, leaseTtlMs: 1000 } }],
       ['match', { ...q(1), match: 're:(' }],
     ])('refuses an invalid %s and keeps the old config in force', (field, spec) => {

@@ -8,7 +8,7 @@ export { PendingAcquire } from './shard/waiters';
 /** A refusal in the engine's own reply shape, for hosts that refuse before the engine decides. */
 export { refusal } from './shard/decision';
 export { EngineError, InvalidQuotaError, SnapshotError } from './errors';
-export { compileQuota, DEFAULT_PRECISION, MAX_LOG_SIZE } from './quota/compile';
+export { compileQuota, DEFAULT_PRECISION, MAX_LOG_SIZE, MAX_QUEUE_WAIT_MS } from './quota/compile';
 export type { SlidingLog, StoredLimitSpec } from './quota/compile';
 export { QuotaResolver } from './quota/resolver';
 export { costFor } from './quota/cost';

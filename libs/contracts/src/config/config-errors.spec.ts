@@ -162,6 +162,12 @@ describe('config file: refused files name the line and the field', () => {
       /required/,
     ],
     [
+      'a wait longer than a day',
+      'quotas:\n  - name: a\n    queue: { maxSize: 1, maxWaitMs: 86400001 }\n',
+      '3 quotas[0].queue.maxWaitMs',
+      /integer in 0\.\.86400000/,
+    ],
+    [
       'concurrency zero',
       'quotas:\n  - name: a\n    concurrency: { max: 0 }\n',
       '3 quotas[0].concurrency.max',

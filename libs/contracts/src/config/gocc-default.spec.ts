@@ -1,7 +1,9 @@
+import { compileQuota, MAX_QUEUE_WAIT_MS as MAX_ENGINE_QUEUE_WAIT_MS } from '@app/engine';
 import { ConfigError } from './config-error';
 import {
   DEFAULT_QUEUE_MAX_WAIT_MS,
   GOCC_DEFAULTS,
+  MAX_QUEUE_WAIT_MS,
   goccDefaultQuota,
   goccQueueMaxWaitMs,
   readGoccSettings,
@@ -36,6 +38,14 @@ describe('the GoCC default quota', () => {
       queue: { maxSize: 10, maxWaitMs: 180_000 },
       clientOverrides: true,
     });
+  });
+
+  it('never waits longer than a day, however long a full queue takes to drain', () => {
+    // A million waiters at one an hour would wait 114 years; a timer cannot even hold 25 days.
+    const settings = { maxRequests: 1, maxRequestsInQueue: 1_000_000, windowMillis: 3_600_000 };
+    expect(goccQueueMaxWaitMs(settings)).toBe(MAX_QUEUE_WAIT_MS);
+    expect(MAX_QUEUE_WAIT_MS).toBe(MAX_ENGINE_QUEUE_WAIT_MS);
+    expect(() => compileQuota(goccDefaultQuota(settings))).not.toThrow();
   });
 
   it('treats unset and empty variables as the defaults', () => {

@@ -25,6 +25,8 @@ export const GOCC_DEFAULTS: GoccSettings = {
  * GoCC has no wait limit at all (a waiter leaves when its window opens or the client hangs up).
  */
 export const DEFAULT_QUEUE_MAX_WAIT_MS = 30_000;
+/** The longest wait a queue may have: a day (the engine's MAX_QUEUE_WAIT_MS). */
+export const MAX_QUEUE_WAIT_MS = 86_400_000;
 
 const NAMED_WINDOWS: ReadonlyMap<number, string> = new Map([
   [1000, 'rps'],
@@ -41,15 +43,16 @@ export function requestsLimitName(windowMs: number): string {
 /**
  * GoCC lets a waiter stay until a window admits it. A full queue drains in ceil(queue / limit)
  * windows, plus the window in progress; the wait limit is at least that, so a GoCC client is never
- * timed out where GoCC would have served it, and never below the 30 s default.
+ * timed out where GoCC would have served it, and never below the 30 s default, nor above a day
+ * (MAX_QUEUE_WAIT_MS: every wait has an end a timer and a NATS reply permission can hold).
  */
 export function goccQueueMaxWaitMs(settings: GoccSettings): number {
   if (settings.maxRequests === 0 || settings.maxRequestsInQueue === 0) {
     return DEFAULT_QUEUE_MAX_WAIT_MS;
   }
   const windowsToDrain = Math.ceil(settings.maxRequestsInQueue / settings.maxRequests) + 1;
-  const drainMs = Math.min(windowsToDrain * settings.windowMillis, Number.MAX_SAFE_INTEGER);
-  return Math.max(DEFAULT_QUEUE_MAX_WAIT_MS, drainMs);
+  const drainMs = windowsToDrain * settings.windowMillis;
+  return Math.min(Math.max(DEFAULT_QUEUE_MAX_WAIT_MS, drainMs), MAX_QUEUE_WAIT_MS);
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../quota-spec';
 import type { Writable } from '../writable';
 import { CONFIG_FIELDS } from './config-fields';
-import { DEFAULT_QUEUE_MAX_WAIT_MS } from './gocc-default';
+import { DEFAULT_QUEUE_MAX_WAIT_MS, MAX_QUEUE_WAIT_MS } from './gocc-default';
 import type { ConfigPath, IssueList } from './issues';
 import { NAME_RULE, readLimit } from './read-limit';
 import {
@@ -42,7 +42,10 @@ function readQueue(value: unknown, path: ConfigPath, issues: IssueList): QueueSp
   refuseUnknownFields(mapping, QUEUE_FIELDS, path, issues);
   requireField(mapping, 'maxSize', path, issues);
   const maxSize = readInteger(mapping, 'maxSize', path, issues, { min: 0 });
-  const maxWaitMs = readInteger(mapping, 'maxWaitMs', path, issues, { min: 0 });
+  const maxWaitMs = readInteger(mapping, 'maxWaitMs', path, issues, {
+    min: 0,
+    max: MAX_QUEUE_WAIT_MS,
+  });
   return maxSize === undefined
     ? undefined
     : { maxSize, maxWaitMs: maxWaitMs ?? DEFAULT_QUEUE_MAX_WAIT_MS };

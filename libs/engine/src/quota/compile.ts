@@ -6,6 +6,11 @@ import { CalendarWindows, isValidTimeZone } from '../time/calendar';
 import type { ConcurrencySpec, LimitSpec, QueueSpec, QuotaSpec } from '../types';
 
 const DAY_MS = 86_400_000;
+/**
+ * The longest a request may wait in a queue: a day, the longest a NATS reply stays allowed
+ * (k8s/nats/nats.conf) and under what one timer can hold (2^31 - 1 ms).
+ */
+export const MAX_QUEUE_WAIT_MS = DAY_MS;
 const UNIT = /^[a-z][a-z0-9_]*$/;
 export const DEFAULT_PRECISION = 10;
 /** Entries an exact sliding log holds at most: a sliding_window that would need more keeps sub-buckets. */
@@ -135,8 +140,13 @@ function checkQueue(quota: string, q: QueueSpec | undefined): QueueSpec | undefi
   if (q === undefined) return undefined;
   if (!isInt(q.maxSize, 0))
     throw new InvalidQuotaError(quota, 'queue.maxSize', 'must be an integer >= 0');
-  if (!isInt(q.maxWaitMs, 0))
-    throw new InvalidQuotaError(quota, 'queue.maxWaitMs', 'must be an integer >= 0');
+  if (!isInt(q.maxWaitMs, 0) || q.maxWaitMs > MAX_QUEUE_WAIT_MS) {
+    throw new InvalidQuotaError(
+      quota,
+      'queue.maxWaitMs',
+      `must be an integer from 0 to ${MAX_QUEUE_WAIT_MS} (a day)`,
+    );
+  }
   return q.maxSize > 0 && q.maxWaitMs > 0 ? q : undefined;
 }
 
