@@ -8,10 +8,17 @@
  *        bodies of nested arrays (and, over HTTP, of shallow arrays side by side), beside the same
  *        load while 8 clients send 1 MiB bodies of one string (as much data, cheap to parse), and
  *        alone; median of 3 rounds, the three alternating;
- *   (5c) parseJsonBody of a small acquire, beside the bare decode and JSON.parse it wraps.
+ *   (5c) parseJsonBody of a small acquire, beside the bare decode and JSON.parse it wraps;
+ * and the h2c attacks of issue 25 (bench/hostile/h2c-attacks.ts):
+ *   (6)  8 connections with a flow-control window of 0, 128 streams each of `GET /debug?limit=1000`
+ *        (1 000 keys held), a PING every 2 s for 60 s: the limiter's peak and final RSS beside
+ *        its RSS before, and how many connections it closed (when the last one);
+ *   (7)  the HTTP/2 preface and a SETTINGS frame sent one byte every 1.5 s with
+ *        HTTP_REQUEST_TIMEOUT_MS=2000: how long the connection is held, beside an HTTP/1.1 head
+ *        sent the same way.
  * The limiter runs from its sources in LIMITER_ROOT (default: this checkout), so the same script
  * measures an older checkout for "before" figures. BENCH_QUICK=1 shortens every run;
- * BENCH_PARTS=4 or =5 runs only those figures.
+ * BENCH_PARTS=4, =5, =6 or =7 (or a comma list) runs only those figures.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,12 +26,13 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { parseJsonBody } from '../libs/contracts/src/validation/json-body';
+import { holdKeys, prefaceSlowloris, unreadAnswers } from './hostile/h2c-attacks';
 import { openRaw, requestHead, headRead, type RawConnection } from '../test/support/raw-http';
 import { openLoop, type Latency } from './limiter/nats-load';
 import { freePort, startNode, type Child } from './limiter/processes';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-const PARTS = (process.env.BENCH_PARTS ?? '4,5').split(',');
+const PARTS = (process.env.BENCH_PARTS ?? '4,5,6,7').split(',');
 /** A normal request unanswered this long counts as lost. */
 const REQUEST_TIMEOUT_MS = 10_000;
 const ROOT = process.env.LIMITER_ROOT ?? join(__dirname, '..');
@@ -232,6 +240,8 @@ async function main(): Promise<void> {
 
   if (PARTS.includes('4')) await slowClients(print);
   if (PARTS.includes('5')) await hostileBodies(print);
+  if (PARTS.includes('6')) await unreadH2c(print);
+  if (PARTS.includes('7')) await slowPreface(print);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -310,6 +320,38 @@ async function hostileBodies(print: (line: string) => void): Promise<void> {
   print(
     `| (5c) parseJsonBody of a ${small.length}-byte acquire, ns (this checkout) | ${guarded.toFixed(0)} | ${plain.toFixed(0)} | toString + JSON.parse | ${(guarded / plain).toFixed(2)}x |`,
   );
+}
+
+async function unreadH2c(print: (line: string) => void): Promise<void> {
+  const limiter = await startLimiter({ WINDOW_MILLIS: '3600000' });
+  try {
+    await holdKeys(limiter.url, 1000);
+    const pid = limiter.child.process.pid!;
+    const f = await unreadAnswers(limiter.port, pid, { holdMs: QUICK ? 20_000 : 60_000 });
+    const mib = (n: number): string => `${n.toFixed(0)} MiB`;
+    print(
+      `| (6) RSS, 8 h2c connections x 128 unread \`/debug?limit=1000\`, PINGs, peak | ${mib(f.peakMiB)} | ${mib(f.idleMiB)} | before the attack | ${(f.peakMiB / f.idleMiB).toFixed(1)}x |`,
+    );
+    print(
+      `| (6) RSS at the end, connections closed by the limiter | ${mib(f.endMiB)}, ${f.closed} of ${f.opened} closed${f.closed > 0 ? ` (the last at ${s(f.lastClosedMs)})` : ''} | ${mib(f.idleMiB)} | before the attack | ${(f.endMiB / f.idleMiB).toFixed(1)}x |`,
+    );
+  } finally {
+    await stopWithin(limiter, SIGTERM_CAP_MS);
+  }
+}
+
+async function slowPreface(print: (line: string) => void): Promise<void> {
+  const limiter = await startLimiter({ HTTP_REQUEST_TIMEOUT_MS: '2000' });
+  try {
+    const capMs = 60_000;
+    const { h2, http1 } = await prefaceSlowloris(limiter.port, 1_500, capMs);
+    const shown = (n: number): string => (Number.isFinite(n) ? s(n) : `> ${s(capMs)}`);
+    print(
+      `| (7) connection held by a preface sent a byte every 1.5 s (timeout 2 s) | ${shown(h2)} | ${shown(http1)} | an HTTP/1.1 head the same way | ${Number.isFinite(h2) ? `${(h2 / http1).toFixed(1)}x` : ''} |`,
+    );
+  } finally {
+    await stopWithin(limiter, SIGTERM_CAP_MS);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,6 @@
 /**
  * Hostile HTTP/2 clients and SIGTERM with open h2c streams, against the real limiter process
- * (issue 14 point 1). The hostile clients write raw frames (test/support/raw-h2.ts): what they
+ * (issue 14 point 1; answers never read and slow prefaces, issue 25 points 3 and 4). The hostile clients write raw frames (test/support/raw-h2.ts): what they
  * send is what node:http2's client never would. After each, the process still answers both
  * protocols; what each gets back is a refusal by the protocol's rules, never a crash or a stall.
  */
@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { H2_MAX_UNREAD_BYTES } from '../apps/limiter/src/http/http-limits';
 import { h2Answer, h2Open, h2Request, h2Session } from './support/h2-client';
 import { type Json } from './support/limiter-http';
 import { logLines } from './support/log-lines';
@@ -15,6 +16,7 @@ import { startLimiter, type LimiterProcess } from './support/limiter-process';
 import { waitUntil } from './support/nats-process';
 import {
   errorCode,
+  FLAG,
   frame,
   FRAME,
   H2_ERROR,
@@ -24,9 +26,12 @@ import {
   openRawH2,
   requestHeaders,
   rstStream,
+  SETTING,
+  settingsFrame,
+  windowUpdate,
   type RawH2Connection,
 } from './support/raw-h2';
-import { openRaw, parseResponse, within } from './support/raw-http';
+import { openRaw, parseResponse, within, type RawConnection } from './support/raw-http';
 import { awayFromWindowEnd } from './support/window';
 
 jest.setTimeout(90_000);
@@ -42,6 +47,20 @@ async function stillServes(limiter: LimiterProcess): Promise<void> {
   } finally {
     session.close();
   }
+}
+
+/** Sends `bytes` one every 400 ms until the server closes the connection: how many were sent. */
+async function trickleUntilClosed(client: RawConnection, bytes: Buffer): Promise<number> {
+  let sent = 0;
+  const trickle = setInterval(() => {
+    if (sent < bytes.length) client.write(bytes.subarray(sent, ++sent));
+  }, 400);
+  try {
+    await within('the close', 30_000, client.closed);
+  } finally {
+    clearInterval(trickle);
+  }
+  return sent;
 }
 
 const goaway = (connection: RawH2Connection): Promise<number> =>
@@ -86,6 +105,20 @@ describe('hostile h2c clients (HTTP_REQUEST_TIMEOUT_MS=2000)', () => {
     // A SETTINGS frame (type 4 at byte 3) first: the server spoke HTTP/2.
     expect(client.received().charCodeAt(3)).toBe(FRAME.settings);
     client.destroy();
+  });
+
+  it('closes a connection whose preface trickles in, by a deadline from its start (issue 25 point 4)', async () => {
+    const client = await openRaw(limiter.port);
+    // A byte every 400 ms: the whole preface would take 9.6 s, each byte well within 2 s.
+    const preface = Buffer.from(H2_PREFACE, 'latin1');
+    expect(await trickleUntilClosed(client, preface)).toBeLessThan(preface.length);
+  });
+
+  it('closes a session whose SETTINGS trickle in after the preface, sending no request', async () => {
+    const client = await openRaw(limiter.port, H2_PREFACE);
+    // 57 bytes: 23 s to send whole.
+    const settings = settingsFrame(Array.from({ length: 8 }, () => [SETTING.initialWindowSize, 1]));
+    expect(await trickleUntilClosed(client, settings)).toBeLessThan(settings.length);
   });
 
   it('tells a session that sends bytes that are not frames GOAWAY, and closes it', async () => {
@@ -180,6 +213,114 @@ describe('hostile h2c clients (HTTP_REQUEST_TIMEOUT_MS=2000)', () => {
     } finally {
       session.close();
     }
+  });
+});
+
+describe('h2c answers a client does not read (HTTP_REQUEST_TIMEOUT_MS=10000, issue 25 point 3)', () => {
+  let limiter: LimiterProcess;
+  let pageBytes: number;
+  const dataDir = mkdtempSync(join(tmpdir(), 'limiter-h2c-unread-'));
+  const PAGE = '/debug?limit=1000';
+  /** A flow-control window of 0: the answers' bytes cannot leave the limiter. */
+  const CLOSED_WINDOW = [[SETTING.initialWindowSize, 0]] as const;
+
+  beforeAll(async () => {
+    limiter = await startLimiter({
+      NATS_URL: '',
+      DATA_DIR: dataDir,
+      HTTP_REQUEST_TIMEOUT_MS: '10000',
+      MAX_REQUESTS: '1000000000',
+      WINDOW_MILLIS: String(HOUR),
+    });
+    // 1 000 keys held for the hour, named so that a page of them is about 0.6 MB.
+    for (let i = 0; i < 1000; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, j) => {
+          const key = `unread-${String(i + j).padStart(4, '0')}-${'k'.repeat(200)}`;
+          const res = await fetch(`${limiter.url}/rate/${key}`, { method: 'POST' });
+          expect(res.status).toBe(200);
+        }),
+      );
+    }
+    // Every page lists the same keys: one size.
+    const page = await fetch(`${limiter.url}${PAGE}`);
+    pageBytes = Number(page.headers.get('content-length'));
+    await page.arrayBuffer();
+  });
+
+  afterAll(async () => {
+    await limiter?.stop('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    await stillServes(limiter);
+  });
+
+  /** `count` streams of PAGE in one write: the limiter takes them all before it answers any. */
+  function openPages(client: RawH2Connection, count: number): void {
+    const streams = Array.from({ length: count }, (_, i) =>
+      headersFrame(2 * i + 1, requestHeaders('GET', PAGE)),
+    );
+    client.write(Buffer.concat(streams));
+  }
+
+  it('holds at most H2_MAX_UNREAD_BYTES of them: the answers that do not fit are reset', async () => {
+    const streams = 16;
+    expect(streams * pageBytes).toBeGreaterThan(2 * H2_MAX_UNREAD_BYTES);
+    const client = await openRawH2(limiter.port, CLOSED_WINDOW);
+    openPages(client, streams);
+    const settled = (type: number): Set<number> =>
+      new Set(
+        client
+          .frames()
+          .filter((f) => f.type === type)
+          .map((f) => f.stream),
+      );
+    await waitUntil(
+      'every stream answered or reset',
+      () => new Set([...settled(FRAME.headers), ...settled(FRAME.rstStream)]).size === streams,
+    );
+    const reset = client
+      .frames()
+      .filter((f) => f.type === FRAME.rstStream && errorCode(f) === H2_ERROR.enhanceYourCalm);
+    const held = streams - reset.length;
+
+    // The window opens: what the limiter held comes out, and only that.
+    client.write(settingsFrame([[SETTING.initialWindowSize, 2 ** 31 - 1]]));
+    client.write(windowUpdate(0, 2 ** 31 - 1 - 65_535));
+    const ended = (): number =>
+      client.frames().filter((f) => f.type === FRAME.data && (f.flags & FLAG.endStream) !== 0)
+        .length;
+    await waitUntil('the held answers sent whole', () => ended() === held);
+    const sent = client
+      .frames()
+      .filter((f) => f.type === FRAME.data)
+      .reduce((bytes, f) => bytes + f.payload.length, 0);
+    client.destroy();
+
+    expect(reset.length).toBeGreaterThan(0);
+    expect(held).toBeGreaterThan(0);
+    expect(sent).toBe(held * pageBytes);
+    expect(sent).toBeLessThanOrEqual(H2_MAX_UNREAD_BYTES);
+  });
+
+  it('cuts a session whose answers have not moved for the request timeout, PINGs or not', async () => {
+    const client = await openRawH2(limiter.port, CLOSED_WINDOW);
+    openPages(client, 2);
+    const pinging = setInterval(() => client.write(frame(FRAME.ping, 0, 0, Buffer.alloc(8))), 500);
+    try {
+      await within('the session to be cut', 60_000, client.closed);
+    } finally {
+      clearInterval(pinging);
+    }
+
+    const frames = client.frames();
+    const goawayAt = frames.findIndex((f) => f.type === FRAME.goaway);
+    expect(errorCode(frames[goawayAt]!)).toBe(H2_ERROR.enhanceYourCalm);
+    // Its PINGs were answered all along: they do not keep it.
+    const acks = frames.slice(0, goawayAt).filter((f) => f.type === FRAME.ping);
+    expect(acks.length).toBeGreaterThan(5);
   });
 });
 

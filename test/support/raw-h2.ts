@@ -22,6 +22,9 @@ export const FRAME = {
 
 export const FLAG = { endStream: 0x1, ack: 0x1, endHeaders: 0x4 } as const;
 
+/** SETTINGS identifiers (RFC 9113, 6.5.2). */
+export const SETTING = { initialWindowSize: 0x4 } as const;
+
 /** RST_STREAM and GOAWAY codes (RFC 9113, 7). */
 export const H2_ERROR = {
   noError: 0x0,
@@ -125,12 +128,33 @@ export interface RawH2Connection {
   destroy(): void;
 }
 
+/** A WINDOW_UPDATE frame: `increment` more bytes the server may send on `stream` (0: all). */
+export function windowUpdate(stream: number, increment: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(increment);
+  return frame(FRAME.windowUpdate, 0, stream, payload);
+}
+
+/** A SETTINGS frame carrying `settings` (identifier, value). */
+export function settingsFrame(settings: readonly (readonly [number, number])[] = []): Buffer {
+  const payload = Buffer.alloc(6 * settings.length);
+  settings.forEach(([id, value], i) => {
+    payload.writeUInt16BE(id, 6 * i);
+    payload.writeUInt32BE(value, 6 * i + 2);
+  });
+  return frame(FRAME.settings, 0, 0, payload);
+}
+
 /**
- * Opens a connection to 127.0.0.1:`port`, sends the preface and an empty SETTINGS frame, and
- * acknowledges the server's SETTINGS as they arrive. Resolves once the first is acknowledged:
- * the server's limits hold from then on (RFC 9113, 6.5.3), before it they may not.
+ * Opens a connection to 127.0.0.1:`port`, sends the preface and a SETTINGS frame with `settings`
+ * (none by default), and acknowledges the server's SETTINGS as they arrive. Resolves once the
+ * first is acknowledged: the server's limits hold from then on (RFC 9113, 6.5.3), before it they
+ * may not.
  */
-export function openRawH2(port: number): Promise<RawH2Connection> {
+export function openRawH2(
+  port: number,
+  settings: readonly (readonly [number, number])[] = [],
+): Promise<RawH2Connection> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const frames: Frame[] = [];
@@ -164,7 +188,7 @@ export function openRawH2(port: number): Promise<RawH2Connection> {
     // A reset after the server's GOAWAY is an expected end here, not a failure.
     socket.on('error', () => undefined);
     socket.once('connect', () => {
-      socket.write(Buffer.concat([Buffer.from(H2_PREFACE, 'latin1'), frame(FRAME.settings, 0, 0)]));
+      socket.write(Buffer.concat([Buffer.from(H2_PREFACE, 'latin1'), settingsFrame(settings)]));
       const connection: RawH2Connection = {
         socket,
         frames: () => frames,

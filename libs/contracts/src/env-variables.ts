@@ -267,6 +267,13 @@ export const ENV_VARIABLES = [
     meaning: 'HTTP connections open at once; more are closed',
   },
   {
+    name: 'DEBUG_TOKEN',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'bearer token `/debug`, `/debug/:key` and `/v1/stats/:key` require; unset: open',
+    secret: true,
+  },
+  {
     name: 'DRAIN_TIMEOUT_MS',
     apps: limiter,
     default: '5000',

@@ -6,6 +6,7 @@ import {
   parseGoccRateQuery,
   parseKey,
   parseRelease,
+  type DebugListOptions,
   type GoccDebugPage,
   type GoccDebugReply,
   type GoccRateOptions,
@@ -18,6 +19,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { abortWhenClientLeaves } from './client-gone';
+import { OneAtATime } from './one-at-a-time';
 import type { FieldRefusal } from './refusal-log';
 import { refuseText, sendText, TEXT, writeRaw } from './replies';
 import type { DebugListRoute, DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
@@ -46,6 +48,9 @@ const OVERRIDE_FIELDS: Readonly<Record<string, string>> = {
  */
 @Injectable()
 export class GoccHttpService {
+  /** `GET /debug` pages, built one at a time. */
+  private readonly pages = new OneAtATime();
+
   constructor(
     private readonly limiter: LimiterService,
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -96,11 +101,19 @@ export class GoccHttpService {
   /**
    * `GET /debug?limit=&cursor=`: GoCC's listing of instances, one bounded page of the keys this
    * replica holds, each in the quota holding it (the first quota on the page, for a key in two).
+   * Pages are built one at a time (OneAtATime); one whose client has left is not built.
    */
   async debugList(request: FastifyRequest<DebugListRoute>, reply: FastifyReply): Promise<void> {
     const options = parseGoccDebugListQuery(request.query);
     if (!options.ok) return refuseText(reply, 400, options);
-    const page = this.limiter.listKeys(options.value.limit, options.value.cursor);
+    const gone = abortWhenClientLeaves(reply.raw);
+    await this.pages.run(async () => {
+      if (!gone.aborted) await this.answerPage(reply, options.value);
+    });
+  }
+
+  private async answerPage(reply: FastifyReply, options: DebugListOptions): Promise<void> {
+    const page = this.limiter.listKeys(options.limit, options.cursor);
     const body: GoccDebugPage = { Instances: {} };
     for (const { quota, key } of page.keys) {
       if (Object.hasOwn(body.Instances, key)) continue;

@@ -1,7 +1,8 @@
 /**
  * The idle bound of h2c sessions, with an idle timeout short enough to watch (the limiter's is
  * KEEP_ALIVE_TIMEOUT_MS, 72 s): PrefaceRouter and H2cSessions on a bare HTTP/1.1 server, real
- * sockets, node:http2 as the client.
+ * sockets, node:http2 as the client. The wall clock is stepped with Jest's fake Date, the rest
+ * of time left real.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type ClientHttp2Session } from 'node:http2';
@@ -10,6 +11,7 @@ import { H2cSessions } from './h2c-sessions';
 import { PrefaceRouter } from './preface-router';
 
 const IDLE_MS = 300;
+const HOUR = 3_600_000;
 
 /**
  * Resolves once the session has closed, with the distinct GOAWAY codes it was sent (Node sends
@@ -36,14 +38,17 @@ describe('h2c sessions with nothing in flight', () => {
   let port: number;
   /** Requests to /hold wait here until the test answers them. */
   const held: ServerResponse[] = [];
+  /** How many answers have closed on the server's side (after H2cSessions saw them close). */
+  let closedAnswers = 0;
 
   beforeAll(async () => {
     server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      response.once('close', () => closedAnswers++);
       if (request.url === '/hold') held.push(response);
       else response.end('ok');
     });
     sessions = new H2cSessions(server, { requestTimeoutMs: 10_000, idleTimeoutMs: IDLE_MS });
-    new PrefaceRouter(server, sessions.server, 10_000);
+    new PrefaceRouter(server, sessions, 10_000);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
@@ -75,6 +80,38 @@ describe('h2c sessions with nothing in flight', () => {
 
     expect(await status).toBe(200);
     expect(await end).toEqual([0]);
+  });
+
+  it('are closed once idle when the wall clock steps back an hour meanwhile (issue 25 point 7)', async () => {
+    const session = connect(`http://127.0.0.1:${port}`);
+    const end = ended(session);
+    const before = closedAnswers;
+    expect(await answer(session, '/')).toBe(200);
+    // The session's last activity is this answer's close: the step comes after it.
+    await waitFor(() => closedAnswers > before);
+    // Only Date is faked, running on from an hour before: timers and performance.now stay real.
+    jest.useFakeTimers({
+      advanceTimers: true,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+    try {
+      jest.setSystemTime(Date.now() - HOUR);
+
+      expect(await end).toEqual([0]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
 

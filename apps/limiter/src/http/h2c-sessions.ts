@@ -1,27 +1,34 @@
+import { ThrottledLog } from '@app/logging';
 import type { Server } from 'node:http';
 import {
+  constants,
   createServer,
   type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
   type ServerHttp2Session,
 } from 'node:http2';
+import type { Socket } from 'node:net';
 import { answerStreamRefusal } from './http-errors';
 import {
   H2_MAX_CONCURRENT_STREAMS,
   H2_MAX_HEADER_LIST_PAIRS,
   H2_MAX_SESSION_MEMORY_MB,
+  H2_MAX_UNREAD_BYTES,
   MAX_HEADER_BYTES,
   TIMEOUT_CHECK_MS,
 } from './http-limits';
+import { monotonicNow, type Clock } from './monotonic';
+import { UnreadAnswers, unreadCountingResponse } from './unread-answers';
 
-/** What a session holds: its requests in flight, and since when it has had none. */
+/** What a session holds: its requests in flight, since when it has had none, unread answers. */
 interface SessionState {
   readonly inFlight: Set<Http2ServerResponse>;
-  /** When a request last arrived or finished (or the session opened). */
+  /** When a request last arrived or finished (or the connection was accepted). */
   lastActiveAt: number;
   /** Whether any request has arrived on it. */
   served: boolean;
+  readonly unread: UnreadAnswers;
 }
 
 export interface H2cBounds {
@@ -30,6 +37,9 @@ export interface H2cBounds {
   /** How long a session that has served requests may sit with none in flight. */
   readonly idleTimeoutMs: number;
 }
+
+// A client that never reads can cause these at will.
+const stalls = new ThrottledLog('LimiterHttp', 'http.stalled', 'warn');
 
 /** Raw bytes outside printable ASCII: not a path HTTP/1.1's parser would take. */
 const NOT_A_PATH = /[^\x21-\x7e]/;
@@ -42,14 +52,20 @@ const NOT_A_PATH = /[^\x21-\x7e]/;
  * - settings: at most H2_MAX_CONCURRENT_STREAMS streams, 16 KiB of headers, bounded memory;
  * - a request's headers and body must arrive within `requestTimeoutMs` (408, the stream ends);
  * - a session with nothing in flight for `idleTimeoutMs` (KEEP_ALIVE_TIMEOUT_MS) is closed
- *   (GOAWAY), one that has not sent a request within `requestTimeoutMs` too, as an HTTP/1.1
- *   connection that sends none is (this also ends sessions Node's HTTP/2 keeps open after it
- *   answered a protocol error with GOAWAY); one with answers the client has not taken for
- *   `requestTimeoutMs`, no bytes moving, is destroyed;
+ *   (GOAWAY), one that has not sent a request within `requestTimeoutMs` of its connection's
+ *   acceptance too, as an HTTP/1.1 connection that sends none is (this also ends sessions Node's
+ *   HTTP/2 keeps open after it answered a protocol error with GOAWAY);
+ * - answers not yet taken by the client (UnreadAnswers) are bounded: an answer that would take a
+ *   session past H2_MAX_UNREAD_BYTES resets its stream (nghttp2 already refuses new streams while
+ *   a session holds more than its 1 MB, queued answers included; the streams opened before then
+ *   are what this bounds); a session whose unread answers have not moved for `requestTimeoutMs`
+ *   is sent GOAWAY and destroyed, whatever else it sends (PINGs) or awaits;
  * - at SIGTERM every session gets a GOAWAY (its streams finish, no new ones), and at the drain
  *   deadline what is left is destroyed.
- * A request costs a set entry and a 'close' listener; a session, a map entry; a check every
- * TIMEOUT_CHECK_MS walks the sessions (at most HTTP_MAX_CONNECTIONS) and the overdue bodies.
+ * A request costs a set entry and a 'close' listener, a write a callback; a session, a map entry;
+ * a check every TIMEOUT_CHECK_MS walks the sessions (at most HTTP_MAX_CONNECTIONS) and the
+ * overdue bodies. Time is `now`, monotonic: a step of the wall clock neither pauses nor hastens
+ * any bound.
  */
 export class H2cSessions {
   readonly server: Http2Server;
@@ -58,10 +74,13 @@ export class H2cSessions {
   private readonly receiving = new Map<Http2ServerResponse, number>();
   private readonly checks: NodeJS.Timeout;
   private draining = false;
+  /** When the connection being handed over (`adopt`) was accepted. */
+  private acceptedAt: number | undefined;
 
   constructor(
     private readonly http1: Server,
     private readonly bounds: H2cBounds,
+    private readonly now: Clock = monotonicNow,
   ) {
     this.server = createServer({
       settings: {
@@ -71,12 +90,31 @@ export class H2cSessions {
       },
       maxHeaderListPairs: H2_MAX_HEADER_LIST_PAIRS,
       maxSessionMemory: H2_MAX_SESSION_MEMORY_MB,
+      Http2ServerResponse: unreadCountingResponse(
+        (session) => this.sessions.get(session)?.unread,
+        H2_MAX_UNREAD_BYTES,
+        now,
+      ),
     });
     this.server.on('session', (session: ServerHttp2Session) => this.opened(session));
     this.server.on('request', (request: Http2ServerRequest, response: Http2ServerResponse) =>
       this.arrived(request, response),
     );
-    this.checks = setInterval(() => this.check(Date.now()), TIMEOUT_CHECK_MS).unref();
+    this.checks = setInterval(() => this.check(this.now()), TIMEOUT_CHECK_MS).unref();
+  }
+
+  /**
+   * Serves `socket` (its preface read) as h2c. Its first request is due within the request
+   * timeout of `acceptedAt` (`now`'s time), the deadline its preface was already given.
+   */
+  adopt(socket: Socket, acceptedAt: number): void {
+    // Node opens the session within the 'connection' event.
+    this.acceptedAt = acceptedAt;
+    try {
+      this.server.emit('connection', socket);
+    } finally {
+      this.acceptedAt = undefined;
+    }
   }
 
   /** SIGTERM, first step: every session is told GOAWAY; streams already open are answered. */
@@ -92,7 +130,13 @@ export class H2cSessions {
   }
 
   private opened(session: ServerHttp2Session): void {
-    const state: SessionState = { inFlight: new Set(), lastActiveAt: Date.now(), served: false };
+    const now = this.now();
+    const state: SessionState = {
+      inFlight: new Set(),
+      lastActiveAt: this.acceptedAt ?? now,
+      served: false,
+      unread: new UnreadAnswers(now),
+    };
     this.sessions.set(session, state);
     session.once('close', () => this.sessions.delete(session));
     // Fires once no byte has moved either way for the timeout (Node re-arms it on activity).
@@ -109,11 +153,11 @@ export class H2cSessions {
       return;
     }
     state.inFlight.add(response);
-    state.lastActiveAt = Date.now();
+    state.lastActiveAt = this.now();
     state.served = true;
     response.once('close', () => {
       state.inFlight.delete(response);
-      state.lastActiveAt = Date.now();
+      state.lastActiveAt = this.now();
       this.receiving.delete(response);
     });
     // HTTP/1.1's parser refuses such a path before any route runs; so does this side.
@@ -154,9 +198,23 @@ export class H2cSessions {
       this.receiving.delete(response);
     }
     for (const [session, state] of this.sessions) {
+      if (state.unread.stalled(now, this.bounds.requestTimeoutMs)) {
+        this.cut(session, state.unread);
+        continue;
+      }
       if (state.inFlight.size > 0) continue;
       const limit = state.served ? this.bounds.idleTimeoutMs : this.bounds.requestTimeoutMs;
       if (now - state.lastActiveAt >= limit) session.close();
     }
+  }
+
+  /** Answers not taken for the request timeout: GOAWAY, and the session and its streams go. */
+  private cut(session: ServerHttp2Session, unread: UnreadAnswers): void {
+    stalls.write(() => ({
+      msg: `h2c connection closed: its client took no answer for ${this.bounds.requestTimeoutMs} ms`,
+      client: session.socket?.remoteAddress,
+      unreadBytes: unread.bytes,
+    }));
+    session.destroy(new Error('answers not taken'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
   }
 }

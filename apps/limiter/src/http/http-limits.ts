@@ -43,3 +43,12 @@ export const H2_MAX_HEADER_LIST_PAIRS = 128;
  * MB; past it new streams are refused. Node's default is 10.
  */
 export const H2_MAX_SESSION_MEMORY_MB = 1;
+
+/**
+ * What one h2c session may hold in answers its client has not taken (written to its streams, not
+ * yet sent): a few of the largest answers (a `/debug` page of 1 000 keys, a batch of 1 000
+ * replies: 0.3 to 1 MB each). An answer that would take a session past it resets its stream; one
+ * answer alone is always queued, whatever its size. (New streams are refused well before, past
+ * H2_MAX_SESSION_MEMORY_MB: this bounds the answers of streams opened before then.)
+ */
+export const H2_MAX_UNREAD_BYTES = 4 * 1024 * 1024;

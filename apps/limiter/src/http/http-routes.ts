@@ -1,9 +1,11 @@
 import { API_ROUTES, GOCC_ROUTES } from '@app/contracts';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { ApiHttpService } from './api-http.service';
 import { echoCorrelationIds } from './correlation-id';
+import { requireDebugToken } from './debug-token';
 import { answerHttpError } from './http-errors';
 import { acceptRawBodies } from './raw-body';
 import { GoccHttpService } from './gocc-http.service';
@@ -23,6 +25,7 @@ import type {
  * `POST /rate/:key` with a raw Fastify route). Each handler only delegates to an HTTP service.
  * The routes live in their own plugin so that its raw-body parser and error handler apply to them
  * alone. X-Correlation-ID is set on the server's raw responses, so every response carries it.
+ * The routes that show keys and their counts require DEBUG_TOKEN when it is set.
  */
 @Injectable()
 export class HttpRoutes implements OnModuleInit {
@@ -30,6 +33,7 @@ export class HttpRoutes implements OnModuleInit {
     private readonly adapterHost: HttpAdapterHost,
     private readonly gocc: GoccHttpService,
     private readonly api: ApiHttpService,
+    @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -47,6 +51,8 @@ export class HttpRoutes implements OnModuleInit {
   private register(scope: FastifyInstance): void {
     acceptRawBodies(scope);
     scope.setErrorHandler(answerHttpError);
+    const debugToken = requireDebugToken(this.settings.debugToken);
+    const listsKeys = debugToken === undefined ? {} : { onRequest: debugToken };
 
     // HEAD must not acquire, so the GET route exposes none.
     scope.route<RateRoute>({
@@ -58,8 +64,10 @@ export class HttpRoutes implements OnModuleInit {
     scope.delete<GoccReleaseRoute>(GOCC_ROUTES.release, (request, reply) =>
       this.gocc.release(request, reply),
     );
-    scope.get<DebugRoute>(GOCC_ROUTES.debug, (request, reply) => this.gocc.debug(request, reply));
-    scope.get<DebugListRoute>(GOCC_ROUTES.debugList, (request, reply) =>
+    scope.get<DebugRoute>(GOCC_ROUTES.debug, listsKeys, (request, reply) =>
+      this.gocc.debug(request, reply),
+    );
+    scope.get<DebugListRoute>(GOCC_ROUTES.debugList, listsKeys, (request, reply) =>
       this.gocc.debugList(request, reply),
     );
 
@@ -70,6 +78,8 @@ export class HttpRoutes implements OnModuleInit {
     scope.post<JsonRoute>(API_ROUTES.decide, (request, reply) => this.api.decide(request, reply));
     scope.post<JsonRoute>(API_ROUTES.release, (request, reply) => this.api.release(request, reply));
     scope.post<JsonRoute>(API_ROUTES.usage, (request, reply) => this.api.usage(request, reply));
-    scope.get<StatsRoute>(API_ROUTES.stats, (request, reply) => this.api.stats(request, reply));
+    scope.get<StatsRoute>(API_ROUTES.stats, listsKeys, (request, reply) =>
+      this.api.stats(request, reply),
+    );
   }
 }

@@ -15,6 +15,7 @@ import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-sett
 import { H2cSessions } from './h2c-sessions';
 import { KEEP_ALIVE_TIMEOUT_MS, TIMEOUT_CHECK_MS } from './http-limits';
 import { InFlightRequests } from './in-flight';
+import { monotonicNow } from './monotonic';
 import { PrefaceRouter } from './preface-router';
 
 /** A dropped connection is logged at most this often: a flood must not become one of log lines. */
@@ -65,7 +66,7 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
       requestTimeoutMs: timeout,
       idleTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
     });
-    const router = new PrefaceRouter(server, h2c.server, timeout);
+    const router = new PrefaceRouter(server, h2c, timeout);
     const inFlight = new InFlightRequests(server);
     server.setTimeout(timeout, (socket) => inFlight.idle(socket));
     this.limiter.onDrain(() => {
@@ -79,7 +80,8 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   /** The drain starts at the signal (main.ts); this is for a close without one. */
   onModuleDestroy(): void {
-    this.deadline = this.limiter.drain();
+    // The drain's deadline (epoch ms) as a monotonic instant: a clock step must not move it.
+    this.deadline = monotonicNow() + Math.max(0, this.limiter.drain() - Date.now());
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -103,7 +105,7 @@ export class HttpServerService implements OnModuleInit, OnModuleDestroy, BeforeA
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     server.maxConnections = this.settings.httpMaxConnections;
     server.on('drop', () => {
-      const now = Date.now();
+      const now = monotonicNow();
       if (now - this.lastDropLog < DROP_LOG_EVERY_MS) return;
       this.lastDropLog = now;
       this.logger.warn(

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
 import { ANSWER_BEFORE_DEADLINE_MS } from './http-limits';
+import { monotonicNow } from './monotonic';
 import type { TransportDrained } from '../engine-host/shutting-down';
 import { answerShuttingDown, type AnyResponse } from './shutting-down';
 
@@ -56,8 +57,9 @@ export class InFlightRequests {
 
   /**
    * SIGTERM, second step: waits for the requests in flight (the limiter has already answered
-   * its waiters); shortly before `deadline` answers whatever is left 503 in its route's shape
-   * (a body still arriving, say); at `deadline` closes every connection that is still open.
+   * its waiters); shortly before `deadline` (monotonicNow's time) answers whatever is left 503
+   * in its route's shape (a body still arriving, say); at `deadline` closes every connection
+   * that is still open.
    */
   async settle(deadline: number): Promise<void> {
     await this.emptyBy(deadline - ANSWER_BEFORE_DEADLINE_MS);
@@ -84,7 +86,7 @@ export class InFlightRequests {
     });
   }
 
-  /** Resolves once no request is in flight, or at `instant` (epoch ms). */
+  /** Resolves once no request is in flight, or at `instant` (monotonicNow's time). */
   private emptyBy(instant: number): Promise<void> {
     if (this.open.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
@@ -93,7 +95,7 @@ export class InFlightRequests {
         this.emptied = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, instant - Date.now()));
+      const timer = setTimeout(done, Math.max(0, instant - monotonicNow()));
       this.emptied = done;
     });
   }

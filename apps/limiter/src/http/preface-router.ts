@@ -1,11 +1,17 @@
 import type { Server } from 'node:http';
-import type { Http2Server } from 'node:http2';
 import type { Socket } from 'node:net';
+import { monotonicNow, type Clock } from './monotonic';
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113, 3.4). */
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 type ConnectionListener = (this: Server, socket: Socket) => void;
+
+/** Where connections that open with the preface go (H2cSessions). */
+export interface H2Adopter {
+  /** Serves `socket` as h2c; `acceptedAt` (`now`'s time) starts its deadlines. */
+  adopt(socket: Socket, acceptedAt: number): void;
+}
 
 /**
  * Serves HTTP/1.1 and prior-knowledge HTTP/2 (h2c) on the HTTP/1.1 server's port: a new
@@ -19,11 +25,15 @@ export class PrefaceRouter {
   private readonly undecided = new Set<Socket>();
   private readonly http1: ConnectionListener[];
 
-  /** A connection that has not sent enough to tell its protocol within `timeoutMs` is closed. */
+  /**
+   * A connection that has not sent enough to tell its protocol within `timeoutMs` of its
+   * acceptance is closed: a deadline, which bytes trickling in do not push back.
+   */
   constructor(
     private readonly server: Server,
-    private readonly h2: Http2Server,
+    private readonly h2: H2Adopter,
     private readonly timeoutMs: number,
+    private readonly now: Clock = monotonicNow,
   ) {
     this.http1 = server.listeners('connection') as ConnectionListener[];
     server.removeAllListeners('connection');
@@ -37,6 +47,7 @@ export class PrefaceRouter {
 
   private accepted(socket: Socket): void {
     this.undecided.add(socket);
+    const acceptedAt = this.now();
     let received: Buffer | undefined;
     const onData = (chunk: Buffer): void => {
       received = received === undefined ? chunk : Buffer.concat([received, chunk]);
@@ -52,30 +63,27 @@ export class PrefaceRouter {
         socket.allowHalfOpen = false;
         // The session reads the bytes put back itself (Node's Http2Session does, for sockets
         // that already hold data).
-        this.h2.emit('connection', socket);
+        this.h2.adopt(socket, acceptedAt);
         return;
       }
       for (const listener of this.http1) listener.call(this.server, socket);
       socket.resume();
     };
-    const onTimeout = (): void => {
-      socket.destroy();
-    };
+    // Not the socket's idle timeout, which every byte re-arms: a preface sent a byte every
+    // second would hold the connection 24 timeouts long.
+    const deadline = setTimeout(() => socket.destroy(), this.timeoutMs);
     // Errors before a parser has the connection (a reset) only end it.
     const onError = (): void => undefined;
     const forget = (): void => {
       this.undecided.delete(socket);
-      socket.setTimeout(0);
+      clearTimeout(deadline);
       socket.removeListener('data', onData);
-      socket.removeListener('timeout', onTimeout);
       socket.removeListener('error', onError);
       socket.removeListener('close', forget);
     };
     socket.on('data', onData);
     socket.on('error', onError);
     socket.once('close', forget);
-    socket.once('timeout', onTimeout);
-    socket.setTimeout(this.timeoutMs);
   }
 }
 

@@ -13,7 +13,7 @@ const refusals = new ThrottledLog('LimiterHttp', 'http.invalid', 'warn');
 const failures = new ThrottledLog('LimiterHttp', 'http.error', 'error');
 
 /**
- * A request refused for its input (400, and the 403, 408, 413 and 431 that name a field):
+ * A request refused for its input (400, and the 401, 403, 408, 413 and 431 that name a field):
  * logged with the field, the client's address and the correlation id the response carries.
  * Admitted and rate-limited requests are never logged.
  */

@@ -102,6 +102,22 @@ describe('the HTTP and shutdown bounds', () => {
   });
 });
 
+describe('DEBUG_TOKEN', () => {
+  it('is unset by default, and read trimmed', () => {
+    expect(readLimiterSettings({}).debugToken).toBeUndefined();
+    expect(readLimiterSettings({ DEBUG_TOKEN: '  ' }).debugToken).toBeUndefined();
+    expect(readLimiterSettings({ DEBUG_TOKEN: ' s3cr3t-T0ken ' }).debugToken).toBe('s3cr3t-T0ken');
+  });
+
+  it.each([['two words'], ['caf\u00e9'], ['a'.repeat(4097)]])(
+    'refuses %j, naming the variable and not quoting it',
+    (raw) => {
+      expect(() => readLimiterSettings({ DEBUG_TOKEN: raw })).toThrow(/^DEBUG_TOKEN must be/);
+      expect(() => readLimiterSettings({ DEBUG_TOKEN: raw })).not.toThrow(raw);
+    },
+  );
+});
+
 describe('the LEASE_* variables', () => {
   it('default to 50 decisions/s, a 100 ms horizon, 1 s TTL, 250 ms idle and 10 000 keys', () => {
     expect(readLimiterSettings({}).lease).toEqual({

@@ -58,6 +58,11 @@ export interface LimiterSettings {
   readonly httpRequestTimeoutMs: number;
   /** HTTP_MAX_CONNECTIONS: connections beyond this many open ones are closed at once. */
   readonly httpMaxConnections: number;
+  /**
+   * DEBUG_TOKEN: the bearer token the routes that show keys and their counts require (`/debug`,
+   * `/debug/:key`, `/v1/stats/:key`); undefined: they are open.
+   */
+  readonly debugToken: string | undefined;
   /** LEASE_*: when and how cluster quotas' hot keys lease capacity from Redis. */
   readonly lease: LeaseSettings;
 }
@@ -141,8 +146,20 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
       DEFAULT_HTTP_MAX_CONNECTIONS,
       1_000_000,
     ),
+    debugToken: readDebugToken(env),
     lease: readLeaseSettings(env),
   };
+}
+
+/** Sent as `Authorization: Bearer <token>`: one word of visible ASCII, as a header carries it. */
+function readDebugToken(env: Env): string | undefined {
+  const token = env['DEBUG_TOKEN']?.trim() || undefined;
+  if (token !== undefined && !/^[\x21-\x7e]{1,4096}$/.test(token)) {
+    throw new Error(
+      'DEBUG_TOKEN must be 1..4096 visible ASCII characters without spaces (a bearer token)',
+    );
+  }
+  return token;
 }
 
 function readLeaseSettings(env: Env): LeaseSettings {
