@@ -16,10 +16,10 @@ jest.setTimeout(240_000);
 const NO_HOST = { HOST: '' };
 const TOKEN = { ADMIN_TOKEN: 'binding-test-token' };
 const LOOPBACK_WARNING =
-  'ADMIN_TOKEN is not set, so mutations need no token: listening on 127.0.0.1 only ' +
-  '(set ADMIN_TOKEN to serve other addresses)';
+  'no admin token is set, so mutations need no token: listening on 127.0.0.1 only ' +
+  '(set ADMIN_TOKEN or ADMIN_TOKENS to serve other addresses)';
 const INSECURE_WARNING =
-  'INSECURE: ADMIN_INSECURE=true and ADMIN_TOKEN is not set: anyone who reaches 0.0.0.0 ' +
+  'INSECURE: ADMIN_INSECURE=true and no admin token is set: anyone who reaches 0.0.0.0 ' +
   'can change every quota';
 
 let dir: string;
@@ -87,7 +87,7 @@ describe('admin binding', () => {
     });
     expect(code).toBe(1);
     expect(output).toMatch(
-      /HOST=0\.0\.0\.0 without ADMIN_TOKEN .*set ADMIN_TOKEN.*ADMIN_INSECURE=true/,
+      /HOST=0\.0\.0\.0 without ADMIN_TOKEN or ADMIN_TOKENS .*set ADMIN_TOKEN.*ADMIN_INSECURE=true/,
     );
   });
 

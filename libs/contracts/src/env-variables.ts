@@ -250,7 +250,14 @@ export const ENV_VARIABLES = [
     name: 'ADMIN_TOKEN',
     apps: admin,
     default: '(unset)',
-    meaning: 'bearer token for mutations',
+    meaning: 'bearer token for mutations; the audit log names it `admin`',
+    secret: true,
+  },
+  {
+    name: 'ADMIN_TOKENS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'more admin tokens, `name:token,...`; the audit log names the token used',
     secret: true,
   },
   {
@@ -258,6 +265,13 @@ export const ENV_VARIABLES = [
     apps: admin,
     default: '(unset)',
     meaning: 'bearer token for queries, subscriptions and introspection',
+    secret: true,
+  },
+  {
+    name: 'ADMIN_READ_TOKENS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'more read tokens, `name:token,...`',
     secret: true,
   },
   {

@@ -1,5 +1,4 @@
 import {
-  envValue,
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
@@ -13,6 +12,7 @@ import {
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
 import { adminBinding } from './admin-binding';
+import { readAdminTokens, type AdminTokens } from './admin-tokens';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
@@ -28,10 +28,8 @@ export interface AdminSettings {
   readonly subjectPrefix: string;
   /** The SQLite file lives here, as `admin.sqlite`. */
   readonly dataDir: string;
-  /** When set, every mutation needs `Authorization: Bearer <adminToken>`. */
-  readonly adminToken: string | undefined;
-  /** When set, queries and subscriptions need this token (or adminToken). */
-  readonly readToken: string | undefined;
+  /** ADMIN_TOKEN(S) and ADMIN_READ_TOKEN(S): who may write and read, by name. */
+  readonly tokens: AdminTokens;
   /** NODE_ENV=production: no introspection, no GraphiQL. */
   readonly production: boolean;
   /**
@@ -56,10 +54,10 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   if (!isValidSubjectPrefix(subjectPrefix)) {
     throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
   }
-  const adminToken = envValue(env, 'ADMIN_TOKEN');
+  const tokens = readAdminTokens(env);
   const binding = adminBinding({
     host: env['HOST']?.trim() || undefined,
-    adminTokenSet: adminToken !== undefined,
+    adminTokenSet: tokens.guardWrites,
     insecure: parseFlag('ADMIN_INSECURE', env['ADMIN_INSECURE']),
   });
   return {
@@ -68,8 +66,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
-    adminToken,
-    readToken: envValue(env, 'ADMIN_READ_TOKEN'),
+    tokens,
     production: env['NODE_ENV']?.trim() === 'production',
     operationTimeoutMs: parsePositiveInt(
       'ADMIN_OPERATION_TIMEOUT_MS',
