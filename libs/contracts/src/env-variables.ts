@@ -281,6 +281,12 @@ export const ENV_VARIABLES = [
     meaning: '`true`: the admin may bind a non-loopback HOST without ADMIN_TOKEN',
   },
   {
+    name: 'ADMIN_ALLOWED_ORIGINS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'comma list of origins whose pages may call the admin besides its own',
+  },
+  {
     name: 'ADMIN_OPERATION_TIMEOUT_MS',
     apps: admin,
     default: '10000',

@@ -11,6 +11,7 @@ import {
 } from '@app/contracts';
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
+import { readOriginPolicy, type OriginPolicy } from '../origin/origin-policy';
 import { adminBinding } from './admin-binding';
 import { readAdminTokens, type AdminTokens } from './admin-tokens';
 
@@ -20,6 +21,8 @@ export interface AdminSettings {
   readonly listen: ListenConfig;
   /** Logged at start when mutations are open to whoever reaches the address. */
   readonly listenWarning: string | undefined;
+  /** Which Host and Origin headers a request may carry (origin-policy.ts). */
+  readonly origins: OriginPolicy;
   /**
    * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
    * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
@@ -63,6 +66,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   return {
     listen: { ...listenConfig(env, 'ADMIN_PORT', 8081), host: binding.host },
     listenWarning: binding.warning,
+    origins: readOriginPolicy(env, binding.host),
     nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
