@@ -26,8 +26,10 @@ import { waitUntil } from './support/nats-process';
 jest.setTimeout(120_000);
 
 const TOKEN = 'admin-secret';
+const ALICE = 'alice-secret-0123456789';
 const READ = 'read-secret';
-const AUTH = { authorization: `Bearer ${TOKEN}`, 'x-actor': 'alice' };
+/** Alice's named token; the X-Actor header claims someone else, and is not believed. */
+const AUTH = { authorization: `Bearer ${ALICE}`, 'x-actor': 'mallory' };
 const prefix = uniquePrefix();
 const dirs = [
   mkdtempSync(join(tmpdir(), 'admin-')),
@@ -36,7 +38,13 @@ const dirs = [
 ];
 const [adminDir, dirA, dirB] = dirs as [string, string, string];
 const common = { NATS_SUBJECT_PREFIX: prefix, NATS_URL: 'nats://127.0.0.1:4222' };
-const adminEnv = { ...common, DATA_DIR: adminDir, ADMIN_TOKEN: TOKEN, ADMIN_READ_TOKEN: READ };
+const adminEnv = {
+  ...common,
+  DATA_DIR: adminDir,
+  ADMIN_TOKEN: TOKEN,
+  ADMIN_TOKENS: `alice:${ALICE}`,
+  ADMIN_READ_TOKEN: READ,
+};
 
 let admin: AdminProcess;
 let limiters: LimiterProcess[] = [];
@@ -142,7 +150,7 @@ describe('admin control plane with two limiters', () => {
       (e) => e['action'] === 'upsertQuota' && e['target'] === 'api' && e['before'] !== null,
     );
     expect(entry).toBeDefined();
-    expect(String(entry!['actor'])).toContain('alice');
+    expect(entry!['actor']).toBe('alice');
     expect(JSON.parse(String(entry!['before']))).toMatchObject({
       spec: { limits: [{ limit: 100 }] },
     });

@@ -39,7 +39,7 @@ async function stop(r: Running | undefined): Promise<void> {
 const UPSERT = 'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { name version } }';
 
 interface ViewerAnswer {
-  viewer: { credential: string; canWrite: boolean };
+  viewer: { credential: string; name: string | null; canWrite: boolean };
 }
 
 function bearer(token: string | undefined): Record<string, string> {
@@ -48,7 +48,7 @@ function bearer(token: string | undefined): Record<string, string> {
 
 /** `viewer` as `token` sees it (no Authorization header when undefined). */
 function viewerAs(url: string, token?: string): Promise<GqlResult<ViewerAnswer>> {
-  return gql<ViewerAnswer>(url, '{ viewer { credential canWrite } }', {}, bearer(token));
+  return gql<ViewerAnswer>(url, '{ viewer { credential name canWrite } }', {}, bearer(token));
 }
 
 /**
@@ -67,12 +67,20 @@ async function mayWrite(url: string, token?: string): Promise<boolean> {
   return code === 'NOT_FOUND';
 }
 
-/** viewer answers `credential` to `token`, and its canWrite is what a real mutation finds. */
-async function expectViewer(url: string, token: string | undefined, credential: string) {
+/**
+ * viewer answers `credential` and the token's `name` to `token`, and its canWrite is what a real
+ * mutation finds.
+ */
+async function expectViewer(
+  url: string,
+  token: string | undefined,
+  credential: string,
+  name: string | null = null,
+) {
   const canWrite = await mayWrite(url, token);
   expect(await viewerAs(url, token)).toEqual({
     status: 200,
-    data: { viewer: { credential, canWrite } },
+    data: { viewer: { credential, name, canWrite } },
   });
   return canWrite;
 }
@@ -338,8 +346,8 @@ describe('admin GraphQL API (development mode, ADMIN_READ_TOKEN set)', () => {
   });
 
   it('answers viewer to the admin and read tokens, and refuses it to the others', async () => {
-    expect(await expectViewer(r.url, ADMIN, 'admin')).toBe(true);
-    expect(await expectViewer(r.url, READ, 'read')).toBe(false);
+    expect(await expectViewer(r.url, ADMIN, 'admin', 'admin')).toBe(true);
+    expect(await expectViewer(r.url, READ, 'read', 'read')).toBe(false);
     for (const token of [undefined, 'wrong']) {
       const refused = await viewerAs(r.url, token);
       expect(refused.data ?? null).toBeNull();
@@ -356,9 +364,63 @@ describe('admin GraphQL API (development mode, ADMIN_TOKEN set, reads open)', ()
   afterAll(() => stop(r));
 
   it('answers viewer to every request; only the admin token may write', async () => {
-    expect(await expectViewer(r.url, ADMIN, 'admin')).toBe(true);
+    expect(await expectViewer(r.url, ADMIN, 'admin', 'admin')).toBe(true);
     expect(await expectViewer(r.url, undefined, 'none')).toBe(false);
     expect(await expectViewer(r.url, 'wrong', 'unknown')).toBe(false);
+  });
+});
+
+describe('admin GraphQL API (named tokens: ADMIN_TOKENS, ADMIN_READ_TOKENS)', () => {
+  const ALICE = 'alice-token-0123456789';
+  const DEPLOY = 'deploy-token-0123456789';
+  const GRAFANA = 'grafana-token-0123456789';
+  const ADMIN = 'admin-secret';
+  let r: Running;
+  beforeAll(
+    async () =>
+      (r = await start({
+        ADMIN_TOKEN: ADMIN,
+        ADMIN_TOKENS: `alice:${ALICE},deploy-bot:${DEPLOY}`,
+        ADMIN_READ_TOKENS: `grafana:${GRAFANA}`,
+      })),
+  );
+  afterAll(() => stop(r));
+
+  it('answers viewer with the name of each token', async () => {
+    expect(await expectViewer(r.url, ALICE, 'admin', 'alice')).toBe(true);
+    expect(await expectViewer(r.url, DEPLOY, 'admin', 'deploy-bot')).toBe(true);
+    expect(await expectViewer(r.url, ADMIN, 'admin', 'admin')).toBe(true);
+    expect(await expectViewer(r.url, GRAFANA, 'read', 'grafana')).toBe(false);
+  });
+
+  it('records the name of the token as the actor, whatever X-Actor claims', async () => {
+    const input = (limit: number) => ({
+      name: 'audited',
+      match: 'audited-*',
+      limits: [{ name: 'rps', limit, window: '1s' }],
+    });
+    const claims = { 'x-actor': 'alice' };
+    await gqlData(r.url, UPSERT, { input: input(1) }, { ...bearer(DEPLOY), ...claims });
+    await gqlData(r.url, UPSERT, { input: input(2) }, { ...bearer(ADMIN), ...claims });
+    await gqlData(r.url, UPSERT, { input: input(3) }, { ...bearer(ALICE), 'x-actor': 'bob' });
+    const refused = await gql(
+      r.url,
+      UPSERT,
+      { input: input(4) },
+      { ...bearer(GRAFANA), ...claims },
+    );
+    expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    const { auditLog } = await gqlData<{ auditLog: { actor: string; target: string }[] }>(
+      r.url,
+      '{ auditLog(limit: 10) { actor target } }',
+      {},
+      bearer(GRAFANA),
+    );
+    expect(auditLog.filter((e) => e.target === 'audited').map((e) => e.actor)).toEqual([
+      'alice',
+      'admin',
+      'deploy-bot',
+    ]);
   });
 });
 

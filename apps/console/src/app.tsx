@@ -86,6 +86,7 @@ export function App() {
         </nav>
         <span class="who">
           {session.canWrite ? 'admin' : 'read only'}
+          {session.name !== null && ` (${session.name})`}
           <button
             type="button"
             onClick={() => {

@@ -11,6 +11,8 @@ const STORAGE_KEY = 'ratelimit-console-token';
 export interface Session {
   readonly api: AdminApi;
   readonly credential: Credential;
+  /** The token's name, as the audit log records the changes made with it. */
+  readonly name: string | null;
   /** False with a read token: the console then shows no control that changes anything. */
   readonly canWrite: boolean;
 }
@@ -24,7 +26,7 @@ export async function logIn(token: string): Promise<Session> {
       throw new ConsoleError('the admin does not know this token', 'UNAUTHENTICATED');
     }
     sessionStorage.setItem(STORAGE_KEY, token.trim());
-    return { api, credential: viewer.credential, canWrite: viewer.canWrite };
+    return { api, credential: viewer.credential, name: viewer.name, canWrite: viewer.canWrite };
   } catch (error) {
     api.close();
     throw error;

@@ -283,7 +283,14 @@ export const ENV_VARIABLES = [
     name: 'ADMIN_TOKEN',
     apps: admin,
     default: '(unset)',
-    meaning: 'bearer token for mutations',
+    meaning: 'bearer token for mutations; the audit log names it `admin`',
+    secret: true,
+  },
+  {
+    name: 'ADMIN_TOKENS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'more admin tokens, `name:token,...`; the audit log names the token used',
     secret: true,
   },
   {
@@ -294,10 +301,23 @@ export const ENV_VARIABLES = [
     secret: true,
   },
   {
+    name: 'ADMIN_READ_TOKENS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'more read tokens, `name:token,...`',
+    secret: true,
+  },
+  {
     name: 'ADMIN_INSECURE',
     apps: admin,
     default: 'false',
     meaning: '`true`: the admin may bind a non-loopback HOST without ADMIN_TOKEN',
+  },
+  {
+    name: 'ADMIN_ALLOWED_ORIGINS',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'comma list of origins whose pages may call the admin besides its own',
   },
   {
     name: 'ADMIN_OPERATION_TIMEOUT_MS',

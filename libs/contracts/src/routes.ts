@@ -68,8 +68,6 @@ export const HEADERS = {
 
 /** Request headers the admin reads (on HTTP, or in graphql-ws's connectionParams). */
 export const ADMIN_HEADERS = {
-  /** `Bearer <ADMIN_TOKEN or ADMIN_READ_TOKEN>`. */
+  /** `Bearer <token>`: ADMIN_TOKEN(S) or ADMIN_READ_TOKEN(S). */
   authorization: 'Authorization',
-  /** Who is acting, for the audit log. */
-  actor: 'X-Actor',
 } as const;

@@ -6,7 +6,12 @@ import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
 export class AuditEntry {
   @Field(() => Int) id!: number;
   @Field(() => GraphQLISODateTime) at!: Date;
-  @Field(() => String, { description: 'X-Actor header, else the credential used' }) actor!: string;
+  @Field(() => String, {
+    description:
+      'The name of the token that made the change (admin for ADMIN_TOKEN, a name of ' +
+      'ADMIN_TOKENS), or anonymous when mutations need no token',
+  })
+  actor!: string;
   @Field(() => String) action!: string;
   @Field(() => String) target!: string;
   @Field(() => String, { nullable: true, description: 'JSON' }) before?: string;

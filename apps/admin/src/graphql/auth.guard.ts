@@ -14,7 +14,7 @@ export class AdminAuthGuard implements CanActivate {
     const gql = GqlExecutionContext.create(context);
     const info = gql.getInfo<GraphQLResolveInfo>();
     const { auth } = gql.getContext<GraphQLContext>();
-    const why = refusal(info.operation.operation, auth, this.settings);
+    const why = refusal(info.operation.operation, auth, this.settings.tokens);
     if (why === undefined) return true;
     throw new GraphQLError(why, { extensions: { code: 'UNAUTHENTICATED' } });
   }

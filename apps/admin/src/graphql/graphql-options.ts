@@ -37,17 +37,17 @@ export function graphqlOptions(
     errorFormatter: formatAndLogErrors,
     hooks: {
       preParsing: [queryTokens],
-      preValidation: [introspectionAuth(settings), subscriptionsOverWebSocket, queryShape],
+      preValidation: [introspectionAuth(settings.tokens), subscriptionsOverWebSocket, queryShape],
     },
     context: (request: FastifyRequest): GraphQLContext => ({
-      auth: requestAuth(request.headers, settings, request.ip),
+      auth: requestAuth(request.headers, settings.tokens),
       deadline: Date.now() + settings.operationTimeoutMs,
       ...origin(request),
     }),
     subscription: {
       keepAlive: KEEP_ALIVE_MS,
       context: (_socket: unknown, request: FastifyRequest): GraphQLContext => ({
-        auth: requestAuth(request.headers, settings, request.ip),
+        auth: requestAuth(request.headers, settings.tokens),
         ...origin(request),
       }),
       // Browsers cannot set headers on a WebSocket: the token comes in connection_init's payload.
@@ -57,8 +57,8 @@ export function graphqlOptions(
             ? payload['headers']
             : payload
           : {};
-        const auth = requestAuth(fields, settings);
-        return refusal('subscription', auth, settings) === undefined ? { auth } : false;
+        const auth = requestAuth(fields, settings.tokens);
+        return refusal('subscription', auth, settings.tokens) === undefined ? { auth } : false;
       },
     },
   };

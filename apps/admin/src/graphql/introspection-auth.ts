@@ -1,6 +1,7 @@
 import { BREAK, GraphQLError, visit, type DocumentNode } from 'graphql';
 import type { preValidationHookHandler } from 'mercurius';
-import { refusal, type TokenSettings } from './request-auth';
+import type { AdminTokens } from '../settings/admin-tokens';
+import { refusal } from './request-auth';
 
 /** The fields that read the schema; the spec allows them on the query root only. */
 const INTROSPECTION_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type']);
@@ -18,14 +19,14 @@ function readsSchema(document: DocumentNode): boolean {
 }
 
 /**
- * A Mercurius preValidation hook: introspection is a read, so with ADMIN_READ_TOKEN set it needs
+ * A Mercurius preValidation hook: introspection is a read, so with a read token set it needs
  * a token like any query. No resolver of ours runs for `__schema` or `__type`, so AdminAuthGuard
  * never sees them; this looks at the parsed document before anything else is done with it.
  */
-export function introspectionAuth(settings: TokenSettings): preValidationHookHandler {
+export function introspectionAuth(tokens: AdminTokens): preValidationHookHandler {
   return (_schema, document, context) => {
-    if (settings.readToken === undefined || !readsSchema(document)) return;
-    const why = refusal('query', context.auth, settings);
+    if (!tokens.guardReads || !readsSchema(document)) return;
+    const why = refusal('query', context.auth, tokens);
     if (why !== undefined) throw new GraphQLError(why, { extensions: { code: 'UNAUTHENTICATED' } });
   };
 }

@@ -41,8 +41,21 @@ function checkRefusal(error: ConfigError, document: string): void {
   }
 }
 
-/** A plan or a ConfigError, for either format; anything else fails the property. */
+const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype);
+
+/**
+ * A plan or a ConfigError, for either format; anything else fails the property, and so does a
+ * document that changes Object.prototype (a model named `__proto__` is data).
+ */
 function onlyPlanOrConfigError(document: string): void {
+  try {
+    planOrConfigError(document);
+  } finally {
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(PROTOTYPE_NAMES);
+  }
+}
+
+function planOrConfigError(document: string): void {
   for (const format of FORMATS) {
     let plan: ImportPlan;
     try {
@@ -222,7 +235,10 @@ const formatShaped = fc
     {
       quotas: fc.oneof(
         anyJson,
-        fc.dictionary(fc.constantFrom('gpt-4o', 'm', 'a b', 'default'), anyJson),
+        fc.dictionary(
+          fc.constantFrom('gpt-4o', 'm', 'a b', 'default', '__proto__', 'constructor'),
+          anyJson,
+        ),
       ),
       defaults: anyJson,
       providers: fc.oneof(anyJson, fc.array(fc.constantFrom('gemini', 'x', 'Y', ''))),
@@ -243,7 +259,7 @@ const formatShaped = fc
       state: fc.oneof(
         anyJson,
         fc.dictionary(
-          fc.constantFrom('gpt-4o', 'm', 'x'),
+          fc.constantFrom('gpt-4o', 'm', 'x', '__proto__', 'constructor'),
           fc.record(
             {
               requests: fc.oneof(

@@ -380,3 +380,39 @@ describe('importConfig refuses documents over 4 MiB', () => {
     );
   });
 });
+
+describe('importConfig reads names of inherited properties as names', () => {
+  const NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty'];
+  const prototypeNames = Object.getOwnPropertyNames(Object.prototype);
+  afterEach(() => {
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(prototypeNames);
+  });
+
+  it.each(NAMES)('go-ratelimit: a model named %s is a model like any other', (name) => {
+    const ago = (ms: number) => new Date(NOW - ms).toISOString();
+    const imported = plan(
+      `quotas:\n  ${name}: { max_rpm: 5 }\n` +
+        `state:\n  ${name}:\n    requests: [${ago(1000)}]\n` +
+        `    tokens: [{ time: ${ago(1000)}, count: 3 }]\n    day_start: ${ago(1000)}\n    day_count: 1\n`,
+    );
+    expect(imported.quotas.map((quota) => quota.name)).toEqual([name]);
+    expect(imported.usage).toEqual([{ quota: name, key: name, cost: { requests: 1, tokens: 3 } }]);
+  });
+
+  it.each(NAMES)('JSON: %s as a field name is refused as an unknown field', (name) => {
+    const error = refusal(`{ "${name}": { "polluted": 1 }, "quotas": [] }`);
+    expect(error.issues.map((issue) => issue.path)).toEqual([name]);
+  });
+
+  it.each(NAMES)('native and GoCC: a quota or key pattern named %s', (name) => {
+    const native = plan(
+      `quotas:\n  - { name: ${name}, match: "${name}", limits: [{ name: rps, limit: 1, window: 1s }] }\n`,
+    );
+    expect(native.quotas.map((quota) => quota.name)).toEqual([name]);
+    const gocc = plan(
+      `{ "keys": [{ "key_pattern": "${name}", "max_requests_per_window": 3 }] }`,
+      'gocc',
+    );
+    expect(gocc.quotas.map((quota) => quota.match)).toEqual([name]);
+  });
+});

@@ -5,16 +5,23 @@ import { readAdminSettings } from './admin-settings';
 const TOKEN = { ADMIN_TOKEN: 'admin-secret' };
 const READ = { ADMIN_READ_TOKEN: 'read-secret' };
 const INSECURE = { ADMIN_INSECURE: 'true' };
-const REFUSED = /^HOST=(\S+) without ADMIN_TOKEN .*ADMIN_INSECURE=true/;
+const REFUSED = /^HOST=(\S+) without ADMIN_TOKEN or ADMIN_TOKENS .*ADMIN_INSECURE=true/;
 
 describe('where the admin listens (HOST, tokens, ADMIN_INSECURE)', () => {
   // [case, environment, address bound, warning logged]
   it.each<[string, Env, string, RegExp | undefined]>([
-    ['no HOST, no token', {}, '127.0.0.1', /^ADMIN_TOKEN is not set.*on 127\.0\.0\.1 only/],
+    ['no HOST, no token', {}, '127.0.0.1', /^no admin token is set.*on 127\.0\.0\.1 only/],
     ['no HOST, ADMIN_TOKEN', TOKEN, '0.0.0.0', undefined],
     ['no HOST, both tokens', { ...TOKEN, ...READ }, '0.0.0.0', undefined],
-    ['no HOST, ADMIN_READ_TOKEN only', READ, '127.0.0.1', /^ADMIN_TOKEN is not set/],
-    ['no HOST, no token, insecure', INSECURE, '127.0.0.1', /^ADMIN_TOKEN is not set/],
+    ['no HOST, ADMIN_TOKENS', { ADMIN_TOKENS: 'ci:0123456789abcdef' }, '0.0.0.0', undefined],
+    [
+      'no HOST, ADMIN_READ_TOKENS only',
+      { ADMIN_READ_TOKENS: 'g:0123456789abcdef' },
+      '127.0.0.1',
+      /^no admin token/,
+    ],
+    ['no HOST, ADMIN_READ_TOKEN only', READ, '127.0.0.1', /^no admin token is set/],
+    ['no HOST, no token, insecure', INSECURE, '127.0.0.1', /^no admin token is set/],
     ['empty HOST and token', { HOST: ' ', ADMIN_TOKEN: ' ' }, '127.0.0.1', /ADMIN_TOKEN/],
     ['HOST=127.0.0.1, no token', { HOST: '127.0.0.1' }, '127.0.0.1', /on 127\.0\.0\.1 only/],
     ['HOST=127.0.0.2, no token', { HOST: '127.0.0.2' }, '127.0.0.2', /on 127\.0\.0\.2 only/],

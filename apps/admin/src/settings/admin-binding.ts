@@ -1,13 +1,14 @@
 import { BlockList } from 'node:net';
 
 /**
- * Where the admin listens (docs/operations.md, "Binding"). Mutations are open exactly when
- * ADMIN_TOKEN is unset (ADMIN_READ_TOKEN guards reads only), so then the admin stays on loopback
- * unless the operator says ADMIN_INSECURE=true.
+ * Where the admin listens (docs/operations.md, "Binding"). Mutations are open exactly when no
+ * admin token is set (ADMIN_TOKEN, ADMIN_TOKENS; read tokens guard reads only), so then the admin
+ * stays on loopback unless the operator says ADMIN_INSECURE=true.
  */
 export interface BindingRequest {
   /** HOST, trimmed; undefined when unset or empty. */
   readonly host: string | undefined;
+  /** ADMIN_TOKEN or ADMIN_TOKENS is set. */
   readonly adminTokenSet: boolean;
   /** ADMIN_INSECURE=true. */
   readonly insecure: boolean;
@@ -42,21 +43,21 @@ export function adminBinding({ host, adminTokenSet, insecure }: BindingRequest):
     return {
       host: bound,
       warning:
-        `ADMIN_TOKEN is not set, so mutations need no token: listening on ${bound} only ` +
-        '(set ADMIN_TOKEN to serve other addresses)',
+        `no admin token is set, so mutations need no token: listening on ${bound} only ` +
+        '(set ADMIN_TOKEN or ADMIN_TOKENS to serve other addresses)',
     };
   }
   if (!insecure) {
     throw new Error(
-      `HOST=${bound} without ADMIN_TOKEN would let anyone who reaches it change every quota: ` +
-        'set ADMIN_TOKEN, or HOST to a loopback address (127.0.0.1, ::1), ' +
+      `HOST=${bound} without ADMIN_TOKEN or ADMIN_TOKENS would let anyone who reaches it change ` +
+        'every quota: set ADMIN_TOKEN (or ADMIN_TOKENS), or HOST to a loopback address (127.0.0.1, ::1), ' +
         'or ADMIN_INSECURE=true to accept that',
     );
   }
   return {
     host: bound,
     warning:
-      `INSECURE: ADMIN_INSECURE=true and ADMIN_TOKEN is not set: anyone who reaches ${bound} ` +
+      `INSECURE: ADMIN_INSECURE=true and no admin token is set: anyone who reaches ${bound} ` +
       'can change every quota',
   };
 }

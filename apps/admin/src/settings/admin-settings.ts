@@ -1,5 +1,4 @@
 import {
-  envValue,
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
@@ -12,7 +11,9 @@ import {
 } from '@app/contracts';
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
+import { readOriginPolicy, type OriginPolicy } from '../origin/origin-policy';
 import { adminBinding } from './admin-binding';
+import { readAdminTokens, type AdminTokens } from './admin-tokens';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
@@ -20,6 +21,8 @@ export interface AdminSettings {
   readonly listen: ListenConfig;
   /** Logged at start when mutations are open to whoever reaches the address. */
   readonly listenWarning: string | undefined;
+  /** Which Host and Origin headers a request may carry (origin-policy.ts). */
+  readonly origins: OriginPolicy;
   /**
    * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
    * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
@@ -28,10 +31,8 @@ export interface AdminSettings {
   readonly subjectPrefix: string;
   /** The SQLite file lives here, as `admin.sqlite`. */
   readonly dataDir: string;
-  /** When set, every mutation needs `Authorization: Bearer <adminToken>`. */
-  readonly adminToken: string | undefined;
-  /** When set, queries and subscriptions need this token (or adminToken). */
-  readonly readToken: string | undefined;
+  /** ADMIN_TOKEN(S) and ADMIN_READ_TOKEN(S): who may write and read, by name. */
+  readonly tokens: AdminTokens;
   /** NODE_ENV=production: no introspection, no GraphiQL. */
   readonly production: boolean;
   /**
@@ -56,20 +57,20 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
   if (!isValidSubjectPrefix(subjectPrefix)) {
     throw new Error(`NATS_SUBJECT_PREFIX is not a valid subject prefix: "${subjectPrefix}"`);
   }
-  const adminToken = envValue(env, 'ADMIN_TOKEN');
+  const tokens = readAdminTokens(env);
   const binding = adminBinding({
     host: env['HOST']?.trim() || undefined,
-    adminTokenSet: adminToken !== undefined,
+    adminTokenSet: tokens.guardWrites,
     insecure: parseFlag('ADMIN_INSECURE', env['ADMIN_INSECURE']),
   });
   return {
     listen: { ...listenConfig(env, 'ADMIN_PORT', 8081), host: binding.host },
     listenWarning: binding.warning,
+    origins: readOriginPolicy(env, binding.host),
     nats: natsConnectionOptions(env, 'ratelimit-admin'),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
-    adminToken,
-    readToken: envValue(env, 'ADMIN_READ_TOKEN'),
+    tokens,
     production: env['NODE_ENV']?.trim() === 'production',
     operationTimeoutMs: parsePositiveInt(
       'ADMIN_OPERATION_TIMEOUT_MS',

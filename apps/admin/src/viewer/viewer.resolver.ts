@@ -1,11 +1,11 @@
 import { Inject, UseGuards } from '@nestjs/common';
 import { Context, Query, Resolver } from '@nestjs/graphql';
 import { AdminAuthGuard } from '../graphql/auth.guard';
-import { credentialKind, refusal, type RequestAuth } from '../graphql/request-auth';
+import { refusal, type RequestAuth } from '../graphql/request-auth';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import { Credential, Viewer } from './viewer.types';
 
-/** A query like the others: with ADMIN_READ_TOKEN set, it needs a token that may read. */
+/** A query like the others: with a read token set, it needs a token that may read. */
 @Resolver(() => Viewer)
 @UseGuards(AdminAuthGuard)
 export class ViewerResolver {
@@ -14,8 +14,9 @@ export class ViewerResolver {
   @Query(() => Viewer, { description: "The request's credential and whether it may write." })
   viewer(@Context('auth') auth: RequestAuth): Viewer {
     return {
-      credential: Credential[credentialKind(auth.bearer, this.settings)],
-      canWrite: refusal('mutation', auth, this.settings) === undefined,
+      credential: Credential[auth.credential.kind],
+      name: auth.credential.name ?? null,
+      canWrite: refusal('mutation', auth, this.settings.tokens) === undefined,
     };
   }
 }

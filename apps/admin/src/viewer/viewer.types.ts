@@ -11,8 +11,8 @@ registerEnumType(Credential, {
   name: 'Credential',
   description: 'The token a request brought.',
   valuesMap: {
-    admin: { description: 'ADMIN_TOKEN' },
-    read: { description: 'ADMIN_READ_TOKEN' },
+    admin: { description: 'an admin token: ADMIN_TOKEN or one of ADMIN_TOKENS' },
+    read: { description: 'a read token: ADMIN_READ_TOKEN or one of ADMIN_READ_TOKENS' },
     none: { description: 'no Authorization header' },
     unknown: { description: 'a bearer token that is neither' },
   },
@@ -21,6 +21,13 @@ registerEnumType(Credential, {
 @ObjectType({ description: "What this request's token may do, so a client can show only that." })
 export class Viewer {
   @Field(() => Credential) credential!: Credential;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The token's name, which the audit log records (admin for ADMIN_TOKEN, read for " +
+      'ADMIN_READ_TOKEN); null without a known token.',
+  })
+  name!: string | null;
   @Field(() => Boolean, { description: 'Mutations would be allowed for this request.' })
   canWrite!: boolean;
 }

@@ -21,10 +21,7 @@ export class AdminApi {
   constructor(private readonly token: string) {}
 
   private headers(): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'x-actor': 'console',
-    };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.token !== '') headers['authorization'] = `Bearer ${this.token}`;
     return headers;
   }

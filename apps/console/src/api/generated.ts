@@ -21,11 +21,11 @@ export type ConcurrencyInput = {
 
 /** The token a request brought. */
 export type Credential =
-  /** ADMIN_TOKEN */
+  /** an admin token: ADMIN_TOKEN or one of ADMIN_TOKENS */
   | 'admin'
   /** no Authorization header */
   | 'none'
-  /** ADMIN_READ_TOKEN */
+  /** a read token: ADMIN_READ_TOKEN or one of ADMIN_READ_TOKENS */
   | 'read'
   /** a bearer token that is neither */
   | 'unknown';
@@ -94,7 +94,7 @@ export type StatsFieldsFragment = { at: string, replicas: number, quotas: Array<
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ViewerQuery = { viewer: { credential: Credential, canWrite: boolean } };
+export type ViewerQuery = { viewer: { credential: Credential, name: string | null, canWrite: boolean } };
 
 export type QuotasQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -251,6 +251,7 @@ export const ViewerDocument = new TypedDocumentString(`
     query Viewer {
   viewer {
     credential
+    name
     canWrite
   }
 }
