@@ -191,6 +191,27 @@ describe('GoCC routes (MAX_REQUESTS=100, one-hour windows, queue of 2, no client
     }
   });
 
+  it('lists a key named __proto__ as an entry like any other', async () => {
+    await exhaust(base, '__proto__', 2);
+
+    let found: unknown;
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const query = `limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = (await (await fetch(`${base}/debug?${query}`)).json()) as {
+        Instances: Record<string, unknown>;
+        NextCursor?: string;
+      };
+      // JSON.parse makes `__proto__` an own property: read it as one.
+      found = Object.getOwnPropertyDescriptor(page.Instances, '__proto__')?.value;
+      cursor = page.NextCursor;
+      pages++;
+    } while (found === undefined && cursor !== undefined && pages < 100);
+
+    expect(found).toMatchObject({ Key: '__proto__', NumApprovedThisWindow: 2, Found: true });
+  });
+
   it('lists one page of 100 keys by default', async () => {
     const prefix = freshKey();
     for (let i = 0; i < 101; i++) await exhaust(base, `${prefix}-${i}`, 1);

@@ -114,7 +114,8 @@ export class GoccHttpService {
 
   private async answerPage(reply: FastifyReply, options: DebugListOptions): Promise<void> {
     const page = this.limiter.listKeys(options.limit, options.cursor);
-    const body: GoccDebugPage = { Instances: {} };
+    // Keys are the caller's: a key named `__proto__` must be an entry, not the object's prototype.
+    const body: GoccDebugPage = { Instances: Object.create(null) as GoccDebugPage['Instances'] };
     for (const { quota, key } of page.keys) {
       if (Object.hasOwn(body.Instances, key)) continue;
       const stats = await this.limiter.stats({ key, quota });
