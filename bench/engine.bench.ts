@@ -413,7 +413,7 @@ function main(): void {
   console.log(
     'A client that sends a new requestId with every request (fixed_window): each id is remembered',
   );
-  console.log('(bounded: idempotencyCapacity answers and receiptCapacity receipt ids per shard).');
+  console.log('(bounded: idempotencyCapacity ids per shard, answers and receipt links alike).');
   console.log('');
   console.log('| key set | without requestIds/s | a new requestId each/s | ratio |');
   console.log('|---|---:|---:|---:|');
