@@ -45,6 +45,9 @@ export interface CompiledQuota {
   readonly queue: QueueSpec | undefined;
   readonly concurrency: ConcurrencySpec | undefined;
   readonly shadow: boolean;
+  /** Reasons of refusals by the queue and the concurrency cap, made once. */
+  readonly queueFull: string;
+  readonly concurrencyReached: string;
 }
 
 function isInt(n: unknown, min: number): n is number {
@@ -128,6 +131,7 @@ function compileLimit(
     logSize: log?.size ?? 0,
     logUnits: log?.units ?? false,
     layoutKey: layout,
+    reached: `limit ${spec.name} reached`,
   };
 }
 
@@ -253,6 +257,8 @@ function compile(spec: QuotaSpec, logs: readonly (SlidingLog | undefined)[]): Co
       offset += compiled.impl.slots(compiled);
     }
   });
+  const queue = checkQueue(name, spec.queue);
+  const concurrency = checkConcurrency(name, spec.concurrency);
   return {
     name,
     table: -1,
@@ -260,8 +266,10 @@ function compile(spec: QuotaSpec, logs: readonly (SlidingLog | undefined)[]): Co
     seed: quotaSeed(name),
     limits,
     stride: offset,
-    queue: checkQueue(name, spec.queue),
-    concurrency: checkConcurrency(name, spec.concurrency),
+    queue,
+    concurrency,
     shadow: spec.shadow === true,
+    queueFull: `queue of ${queue?.maxSize ?? 0} is full`,
+    concurrencyReached: `concurrency max ${concurrency?.max ?? 0} reached`,
   };
 }
