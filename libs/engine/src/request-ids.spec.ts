@@ -1,4 +1,5 @@
 import { Engine, PendingAcquire, type Decision, type LimitSpec, type QuotaSpec } from './index';
+import { CHARS_PER_ID, memoKey } from './shard/idempotency';
 
 // A virtual clock: `now` is a plain number.
 const T0 = 1_800_000_000_000;
@@ -56,6 +57,27 @@ describe('requestIds a shard remembers', () => {
       value: true,
     });
     expect(engine.footprint().remembered).toBe(BOUND);
+  });
+
+  it('are fewer when keys and ids are long: their characters are bounded too', () => {
+    const engine = new Engine([quota], { shards: 1 });
+    const key = 'k'.repeat(200);
+    const id = (i: number): string => `${i}`.padStart(128, '-');
+    const n = 6000;
+    const first: Decision[] = [];
+    for (let i = 0; i < n; i++) first.push(decision(engine.acquire({ key, requestId: id(i) }, T0)));
+    const remembered = engine.footprint().remembered;
+    const chars = memoKey(0, key, id(0)).length;
+    expect(remembered).toBe(Math.floor((BOUND * CHARS_PER_ID) / chars));
+    expect(remembered).toBeLessThan(n);
+    // The newest are still answered with their first answer; the one before them is forgotten.
+    const newest = n - remembered;
+    expect(engine.acquire({ key, requestId: id(n - 1) }, T0 + 1)).toEqual(first[n - 1]);
+    expect(engine.acquire({ key, requestId: id(newest) }, T0 + 1)).toEqual(first[newest]);
+    expect(engine.release({ key, requestId: id(newest - 1) }, T0 + 1)).toEqual({
+      ok: true,
+      value: false,
+    });
   });
 
   it('keep the bound per shard with many keys, and forget everything once receipts expire', () => {

@@ -22,6 +22,12 @@ const RETRY = 6;
 const WAITED = 7;
 const W = 8;
 const INITIAL = 64;
+/**
+ * Characters of (quota, key, requestId) a shard keeps per id on average (an SDK id and a key of up
+ * to 60 characters fit): the longest keys and ids (256 and 128 characters) make fewer ids fit, not
+ * more memory.
+ */
+export const CHARS_PER_ID = 96;
 
 /** Codes by number, in the order first seen (DecisionCode has nine). */
 const codes: DecisionCode[] = [];
@@ -33,8 +39,9 @@ function codeNumber(code: DecisionCode): number {
 /**
  * What a shard remembers of requestIds: the first answer, for `ttlMs` (a repeat gets it again),
  * and the receipt of the admitted request (release and usage find it while the receipt ring holds
- * it). At most `max` ids, all included: past it the oldest id is forgotten, answer and receipt
- * link alike, so a client sending more new ids than that has a shorter window (the newest ids).
+ * it). At most `max` ids, all included, and `max * CHARS_PER_ID` characters of their memos: past
+ * either the oldest id is forgotten, answer and receipt link alike, so a client sending more new
+ * ids than that has a shorter window (the newest ids).
  *
  * An id costs its memo string, one Map entry and one slot of a ring: W numbers in a Float64Array
  * and four references (the memo, the limit's name and the reason, which are shared strings, and a
@@ -59,11 +66,15 @@ export class Idempotency {
   private next = 0;
   /** Numbers before this one have no answer left to give (only a receipt, or nothing). */
   private answered = 0;
+  /** Characters of the memos held, at most `maxChars`. */
+  private chars = 0;
+  private readonly maxChars: number;
 
   constructor(
     private readonly ttlMs: number,
     private readonly max: number,
   ) {
+    this.maxChars = max * CHARS_PER_ID;
     this.resize(INITIAL);
   }
 
@@ -175,11 +186,16 @@ export class Idempotency {
 
   /** A new slot at the end for `memo`: the oldest id is forgotten past `max`. */
   private take(memo: string): number {
-    const used = this.next - this.oldest;
-    if (used >= this.max) this.dropOldest();
-    else if (used >= this.capacity) this.grow();
+    while (
+      this.next > this.oldest &&
+      (this.next - this.oldest >= this.max || this.chars + memo.length > this.maxChars)
+    ) {
+      this.dropOldest();
+    }
+    if (this.next - this.oldest >= this.capacity) this.grow();
     const slot = this.next++ & (this.capacity - 1);
     this.memos[slot] = memo;
+    this.chars += memo.length;
     this.slots.set(memo, slot);
     return slot;
   }
@@ -211,6 +227,7 @@ export class Idempotency {
     if (memo !== undefined) {
       this.slots.delete(memo);
       this.memos[slot] = undefined;
+      this.chars -= memo.length;
     }
     this.forgetAnswer(slot);
     this.nums[slot * W + RECEIPT] = -1;
