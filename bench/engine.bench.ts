@@ -4,10 +4,13 @@
  * quota (three limits) is also set against three of the peer's limiters (bench/engine/llm-peers.ts).
  * Sliding windows small enough for an exact log are set against sub-buckets in the same run. Run
  * with --expose-gc for the memory figures. BENCH_QUICK=1 shortens every run (smoke test).
+ * The memory kept for requestIds: RSS and heap after 1 000 000 acquires with a new id each, beside
+ * the same without ids (bench/engine/id-memory.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Engine, type Decision, type LimitSpec, type QuotaSpec } from '../libs/engine/src';
+import { ID_ACQUIRES, idMemory, type IdMemory } from './engine/id-memory';
 import { LLM_COST, threeConsumes, unionOfThree, type Take } from './engine/llm-peers';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -235,6 +238,11 @@ const SET_NAMES: Record<string, string> = {
 
 /** Runs one figure in this process (a child): prints one JSON number. */
 async function figure(kind: string, set: string): Promise<void> {
+  if (kind.startsWith('idmem:')) {
+    const count = QUICK ? ID_ACQUIRES / 10 : ID_ACQUIRES;
+    process.stdout.write(JSON.stringify(idMemory(kind === 'idmem:ids', count)));
+    return;
+  }
   const keys = keySet(SETS[set]!);
   let value: number;
   if (kind === 'waiter') value = bytesPerWaiter(QUICK ? 10_000 : 100_000);
@@ -260,12 +268,48 @@ async function figure(kind: string, set: string): Promise<void> {
 
 /** Each figure gets a fresh process, so one figure's JIT and heap state cannot skew the next. */
 function inChild(kind: string, set: string): number {
+  return Number(childJson(kind, set));
+}
+
+function childJson(kind: string, set: string): unknown {
   const out = execFileSync(process.execPath, ['--expose-gc', __filename, kind, set], {
     env: process.env,
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   });
-  return Number(JSON.parse(out));
+  return JSON.parse(out);
+}
+
+/** RSS and heap after the same acquires with and without a new requestId each. */
+function printIdMemory(): void {
+  const count = QUICK ? ID_ACQUIRES / 10 : ID_ACQUIRES;
+  const plain = childJson('idmem:plain', 'a') as IdMemory;
+  const ids = childJson('idmem:ids', 'a') as IdMemory;
+  const mib = (bytes: number): string => (bytes / 1_048_576).toFixed(1);
+  const perId = (ids.heap + ids.arrayBuffers - plain.heap - plain.arrayBuffers) / ids.remembered;
+  console.log('');
+  console.log(
+    `Memory after ${fmt(count)} acquires (10 000 keys, 50 000/s of virtual time, all within the`,
+  );
+  console.log(
+    `60 s window), each with a new requestId or none; ${fmt(perId)} bytes per remembered id:`,
+  );
+  console.log('');
+  console.log(
+    '| acquires | RSS, MiB | V8 heap used, MiB | typed arrays, MiB | ids remembered | heap 11 min later, MiB |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const [label, m] of [
+    ['without requestIds', plain],
+    ['a new requestId each', ids],
+  ] as const) {
+    console.log(
+      `| ${label} | ${mib(m.rss)} | ${mib(m.heap)} | ${mib(m.arrayBuffers)} | ${fmt(m.remembered)} | ${mib(m.laterHeap)} (${fmt(m.laterRemembered)} ids) |`,
+    );
+  }
+  console.log(
+    `| ratio | ${(ids.rss / plain.rss).toFixed(2)}x | ${(ids.heap / plain.heap).toFixed(2)}x | | | |`,
+  );
 }
 
 /**
@@ -373,7 +417,7 @@ function main(): void {
   console.log(
     'A client that sends a new requestId with every request (fixed_window): each id is remembered',
   );
-  console.log('(bounded: idempotencyCapacity answers and receiptCapacity receipt ids per shard).');
+  console.log('(bounded: idempotencyCapacity ids per shard, answers and receipt links alike).');
   console.log('');
   console.log('| key set | without requestIds/s | a new requestId each/s | ratio |');
   console.log('|---|---:|---:|---:|');
@@ -384,6 +428,7 @@ function main(): void {
       `| ${SET_NAMES[set]} | ${fmt(plain)} | ${fmt(ids)} | ${(ids / plain).toFixed(2)}x |`,
     );
   }
+  printIdMemory();
   printLogged();
   console.log('');
   console.log(`| quota | bytes per active key (${QUICK ? '20 000' : '200 000'} keys) |`);

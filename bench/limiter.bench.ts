@@ -11,12 +11,15 @@
  *   (h) NATS batches of 100 acquires on one hot key to three limiters (one queue group, one Redis):
  *       a cluster-scope quota (its hot key leased) vs the same limits with scope: local
  *       (bench/limiter/cluster-figure.ts); needs Redis (REDIS_URL), left out of a full run without it.
+ *   (i) RSS and heap of a limiter after 1 M NATS acquires each with a new requestId, beside a
+ *       limiter after the same acquires without ids (bench/limiter/id-memory.ts).
  *   (e), (f) "NestJS transport": (a) and (b) against the limiter built from the commit before its
  *       NATS side became a Nest transport strategy (bench/limiter/baseline.ts), plain JSON and
  *       Nest envelopes; written to its own section of docs/benchmarks.md.
  * The load generator, the servers and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build of this tree;
- * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only, BENCH_ONLY=cluster (h) only;
+ * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only, BENCH_ONLY=cluster (h) only,
+ * BENCH_ONLY=ids (i) only;
  * BENCH_BASELINE_REF builds
  * another peer for (e) and (f).
  */
@@ -34,6 +37,7 @@ import {
   type ClusterFigure,
 } from './limiter/cluster-figure';
 import { H2C_SESSIONS, H2C_STREAMS, h2cFigure } from './limiter/h2c-figure';
+import { idMemoryFigure, type IdMemoryFigure } from './limiter/id-memory';
 import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
 import { transportFigures } from './limiter/nest-transport';
 import { freePort, runNode, startNode, type Child } from './limiter/processes';
@@ -43,6 +47,9 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_TRANSPORT = process.env.BENCH_ONLY === 'transport';
 const ONLY_H2C = process.env.BENCH_ONLY === 'h2c';
 const ONLY_CLUSTER = process.env.BENCH_ONLY === 'cluster';
+const ONLY_IDS = process.env.BENCH_ONLY === 'ids';
+/** Acquires per limiter in (i): the issue's 1 M, or 100 000 in a smoke run. */
+const ID_COUNT = QUICK ? 100_000 : 1_000_000;
 const SECONDS = QUICK ? 0.5 : 3;
 const WARMUP_SECONDS = QUICK ? 0.3 : 2;
 const IN_FLIGHT = 128;
@@ -181,6 +188,7 @@ async function main(): Promise<void> {
   }
   if (ONLY_H2C) return onlyH2c();
   if (ONLY_CLUSTER) return onlyCluster();
+  if (ONLY_IDS) return onlyIds();
   const baseline = buildBaseline(root, DIRECT_NATS_REF);
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const echoPrefix = `${prefix}.echo`;
@@ -302,6 +310,11 @@ async function main(): Promise<void> {
     process.stderr.write('(h) cluster scope, one hot key, three limiters\n');
     const h = (await redisReachable(REDIS_URL)) ? await cluster(nc) : undefined;
 
+    process.stderr.write(
+      `(i) memory after ${fmt(ID_COUNT)} acquires with and without requestIds\n`,
+    );
+    const i = await idMemory(nc);
+
     const table = [
       `node ${process.version}; ${cpus().length} cores shared by the load generator, the servers and`,
       `nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
@@ -315,6 +328,7 @@ async function main(): Promise<void> {
       `| (d) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s | ${fmt(dLimiter!)} | ${fmt(dFastify!)} | bare Fastify 5 route | ${ratio(dLimiter!, dFastify!)} | >= 0.75x |`,
       h2cRow(g),
       clusterRow(h),
+      ...idRows(i),
     ].join('\n');
     process.stdout.write(`${table}\n`);
     if (QUICK) return;
@@ -370,6 +384,47 @@ async function onlyCluster(): Promise<void> {
         '| figure | limiter | peer | peer is | ratio | goal |',
         '|---|---:|---:|---|---:|---|',
         clusterRow(h),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await nc.close();
+  }
+}
+
+/** (i) against fresh limiters of this build (bench/limiter/id-memory.ts). */
+function idMemory(nc: NatsConnection): Promise<IdMemoryFigure> {
+  const main = join(root, 'dist', 'apps', 'limiter', 'main.js');
+  return idMemoryFigure({
+    nc,
+    count: ID_COUNT,
+    start: (prefix, dataDir) => startLimiter(main, prefix, dataDir),
+  });
+}
+
+function idRows(i: IdMemoryFigure): string[] {
+  const mib = (bytes: number): string => fmt(bytes / 1_048_576);
+  const peer = `${fmt(ID_COUNT)} acquires without ids`;
+  const figure = `(i) after ${fmt(ID_COUNT)} NATS acquires, each a new requestId`;
+  const perId = (a: number, b: number): string => `${fmt((a - b) / ID_COUNT)} B per id`;
+  return [
+    `| ${figure}: RSS, MiB | ${mib(i.withIds.rss)} | ${mib(i.withoutIds.rss)} | ${peer} (${perId(i.withIds.rss, i.withoutIds.rss)}) | ${ratio(i.withIds.rss, i.withoutIds.rss)} | |`,
+    `| ${figure}: V8 heap used, MiB | ${mib(i.withIds.heap)} | ${mib(i.withoutIds.heap)} | ${peer} (${perId(i.withIds.heap, i.withoutIds.heap)}) | ${ratio(i.withIds.heap, i.withoutIds.heap)} | |`,
+  ];
+}
+
+/** BENCH_ONLY=ids: (i) alone, printed, the docs left alone. */
+async function onlyIds(): Promise<void> {
+  const nc = await connect({ servers: NATS_URL, name: 'bench-client' });
+  try {
+    const i = await idMemory(nc);
+    process.stdout.write(
+      [
+        `node ${process.version}; ${cpus().length} cores; one fresh limiter per column`,
+        '',
+        '| figure | limiter | peer | peer is | ratio | goal |',
+        '|---|---:|---:|---|---:|---|',
+        ...idRows(i),
         '',
       ].join('\n'),
     );

@@ -40,9 +40,10 @@ export interface EngineOptions {
   /** Receipts kept per shard at most (newest win); default 65 536. */
   readonly receiptCapacity?: number;
   /**
-   * Client requestIds whose first answer each shard remembers at most (newest win); default
-   * 16 384. Bounds the memory of idempotency at any rate of new ids: past it, an id is
-   * remembered for less than `idempotencyTtlMs`.
+   * Client requestIds each shard remembers at most (newest win), with their first answers and
+   * their receipts; default 16 384. Bounds the memory of ids at any rate of new ones: past it, an
+   * id is remembered for less than `idempotencyTtlMs` (its answer) and `receiptTtlMs` (release
+   * and usage by it).
    */
   readonly idempotencyCapacity?: number;
   /** Prefix of generated request ids; default random, so ids differ across replicas. */

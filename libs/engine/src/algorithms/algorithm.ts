@@ -27,6 +27,8 @@ export interface CompiledLimit {
   readonly logUnits: boolean;
   /** Equal keys mean the same state layout and meaning, so state can be copied verbatim. */
   readonly layoutKey: string;
+  /** The reason of a refusal by this limit: one string, not one per refusal. */
+  readonly reached: string;
 }
 
 /**

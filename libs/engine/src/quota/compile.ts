@@ -50,6 +50,9 @@ export interface CompiledQuota {
   readonly queue: QueueSpec | undefined;
   readonly concurrency: ConcurrencySpec | undefined;
   readonly shadow: boolean;
+  /** Reasons of refusals by the queue and the concurrency cap, made once. */
+  readonly queueFull: string;
+  readonly concurrencyReached: string;
 }
 
 function isInt(n: unknown, min: number): n is number {
@@ -133,6 +136,7 @@ function compileLimit(
     logSize: log?.size ?? 0,
     logUnits: log?.units ?? false,
     layoutKey: layout,
+    reached: `limit ${spec.name} reached`,
   };
 }
 
@@ -267,6 +271,8 @@ function compile(spec: QuotaSpec, logs: readonly (SlidingLog | undefined)[]): Co
       offset += compiled.impl.slots(compiled);
     }
   });
+  const queue = checkQueue(name, spec.queue);
+  const concurrency = checkConcurrency(name, spec.concurrency);
   return {
     name,
     table: -1,
@@ -274,8 +280,10 @@ function compile(spec: QuotaSpec, logs: readonly (SlidingLog | undefined)[]): Co
     seed: quotaSeed(name),
     limits,
     stride: offset,
-    queue: checkQueue(name, spec.queue),
-    concurrency: checkConcurrency(name, spec.concurrency),
+    queue,
+    concurrency,
     shadow: spec.shadow === true,
+    queueFull: `queue of ${queue?.maxSize ?? 0} is full`,
+    concurrencyReached: `concurrency max ${concurrency?.max ?? 0} reached`,
   };
 }

@@ -128,13 +128,11 @@ export function describe(
 export function reasonFor(code: DecisionCode, q: CompiledQuota, refusing: number): string {
   switch (code) {
     case 'RATE_LIMITED':
-      return refusing >= 0
-        ? `limit ${q.limits[refusing]!.name} reached`
-        : 'requests are waiting ahead';
+      return refusing >= 0 ? q.limits[refusing]!.reached : 'requests are waiting ahead';
     case 'CONCURRENCY_LIMITED':
-      return `concurrency max ${q.concurrency?.max ?? 0} reached`;
+      return q.concurrencyReached;
     case 'QUEUE_FULL':
-      return `queue of ${q.queue?.maxSize ?? 0} is full`;
+      return q.queueFull;
     case 'WAIT_TIMEOUT':
       return 'waited until the deadline';
     case 'OK':

@@ -38,7 +38,7 @@ export interface ShardOptions {
   readonly idempotencyTtlMs: number;
   readonly receiptTtlMs: number;
   readonly receiptCapacity: number;
-  /** Client requestIds whose first answer a shard remembers at most. */
+  /** Client requestIds a shard remembers at most: first answers and receipt links alike. */
   readonly idempotencyCapacity: number;
   /** How often idle keys are looked for and dropped. */
   readonly idleSweepMs: number;
@@ -52,6 +52,8 @@ interface Attempt {
   readonly input: AcquireInput;
   /** The client's requestId; undefined: the shard names the request. */
   readonly requestId: string | undefined;
+  /** The requestId's slot in the shard's memory of ids (-1: none, or not known here). */
+  readonly idSlot: number;
   readonly hash: number;
   readonly now: number;
   /** An acquire commits; a decide is a dry run. */
@@ -94,11 +96,7 @@ export class Shard implements WaitHost {
     private readonly sweepPhase = 1,
   ) {
     this.receipts = new Receipts(options.receiptCapacity, options.receiptTtlMs);
-    this.memos = new Idempotency(
-      options.idempotencyTtlMs,
-      options.idempotencyCapacity,
-      options.receiptCapacity,
-    );
+    this.memos = new Idempotency(options.idempotencyTtlMs, options.idempotencyCapacity);
     this.admittedPrefix = `${idPrefix}${id.toString(36)}a`;
     this.otherPrefix = `${idPrefix}${id.toString(36)}n`;
   }
@@ -153,18 +151,23 @@ export class Shard implements WaitHost {
     hash: number,
   ): Decision | PendingAcquire {
     const rid = input.requestId;
-    if (rid === undefined) return this.reserve(t, input, undefined, hash, now, true);
+    if (rid === undefined) return this.reserve(t, input, undefined, hash, now, true, -1);
+    const memos = this.memos;
     const memo = memoKey(t.index, input.key, rid);
-    const seen = this.memos.recall(memo, now);
-    if (seen !== undefined) return seen instanceof PendingAcquire ? seen.repeat() : seen;
-    const answer = this.reserve(t, input, rid, hash, now, true);
-    this.memos.remember(memo, answer, now);
+    const known = memos.find(memo);
+    if (known >= 0) {
+      const seen = memos.recall(known, now, rid, input.key, t.quota.name);
+      if (seen !== undefined) return seen;
+    }
+    const slot = memos.open(memo, known, now);
+    const answer = this.reserve(t, input, rid, hash, now, true, slot);
+    memos.remember(slot, answer);
     return answer;
   }
 
   /** A dry run: answers as acquire would, charges nothing, never waits, creates no state. */
   decide(t: TableState, input: AcquireInput, now: number, hash: number): Decision {
-    return this.reserve(t, input, input.requestId, hash, now, false) as Decision;
+    return this.reserve(t, input, input.requestId, hash, now, false, -1) as Decision;
   }
 
   /**
@@ -179,6 +182,7 @@ export class Shard implements WaitHost {
     hash: number,
     now: number,
     commit: boolean,
+    idSlot: number,
   ): Decision | PendingAcquire {
     const key = input.key;
     if (input.deadline !== undefined && input.deadline <= now) {
@@ -215,7 +219,7 @@ export class Shard implements WaitHost {
       extras?.expireLeases(now);
       if (own !== undefined) own.lastUsed = now;
     }
-    const a: Attempt = { t, q, input, requestId, hash, now, commit, row, extras, s, base };
+    const a: Attempt = { t, q, input, requestId, idSlot, hash, now, commit, row, extras, s, base };
     const verdict = this.judge(a);
     if (commit) touchStats(q, s, base, now);
     if (verdict === undefined) return commit ? this.admit(a, 0) : this.dryAdmit(a);
@@ -274,6 +278,7 @@ export class Shard implements WaitHost {
     const seq = this.receipts.add(t.index, a.hash, input.cost, now);
     let id = a.requestId;
     if (id === undefined) id = this.admittedPrefix + seq;
+    else if (a.idSlot >= 0) this.memos.issueAt(a.idSlot, seq);
     else this.memos.issue(memoKey(t.index, input.key, id), seq);
     const r = new Reply(true, 'OK', id, input.key, q.name);
     describe(r, q, s, base, now, -1);
@@ -352,6 +357,13 @@ export class Shard implements WaitHost {
     const row = t.keys.find(waiter.input.key, waiter.hash);
     if (row >= 0) this.examine(t, row, now);
     return true;
+  }
+
+  /** WaitHost: a waiter with a client requestId is remembered by its answer from now on. */
+  settled(waiter: Waiter, answer: Decision): void {
+    const rid = waiter.input.requestId;
+    if (rid === undefined) return;
+    this.memos.settle(memoKey(waiter.table.index, waiter.input.key, rid), waiter.pending, answer);
   }
 
   /** WaitHost: a caller that leaves is answered this. */
@@ -698,6 +710,7 @@ export class Shard implements WaitHost {
           q,
           input: w.input,
           requestId: w.requestId,
+          idSlot: -1,
           hash: w.hash,
           now,
           commit: true,

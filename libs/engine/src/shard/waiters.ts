@@ -7,6 +7,8 @@ export interface WaitHost {
   cancelWaiter(waiter: Waiter, now: number): boolean;
   /** The answer of a caller that leaves while others still wait on the same requestId. */
   leftAnswer(waiter: Waiter, now: number): Decision;
+  /** The waiter was answered (its callers are told next). */
+  settled(waiter: Waiter, answer: Decision): void;
 }
 
 /**
@@ -89,6 +91,7 @@ export class Waiter {
   settle(decision: Decision): void {
     this.done = true;
     this.outcome = decision;
+    this.host.settled(this, decision);
     const c = this.callers;
     if (Array.isArray(c)) for (const p of c) p.settle(decision);
     else c.settle(decision);
