@@ -10,7 +10,8 @@ import {
 import { fnv1a } from './hash/fnv1a';
 import { listHeldKeys, type HeldKey, type KeyListCursor } from './key-listing';
 import { costProblem } from './quota/cost';
-import { compileQuota, type CompiledQuota, type StoredLimitSpec } from './quota/compile';
+import { type CompiledQuota, type StoredLimitSpec } from './quota/compile';
+import { PreparedQuotas } from './quota/prepared-quotas';
 import { QuotaResolver } from './quota/resolver';
 import { InvalidQuotaError } from './errors';
 import { refusal } from './shard/decision';
@@ -115,7 +116,7 @@ function inputProblem(input: Fields, op: Operation): string | undefined {
  */
 export class Engine {
   private readonly shards: Shard[];
-  private resolver: QuotaResolver = new QuotaResolver([]);
+  private resolver: QuotaResolver = QuotaResolver.of([]);
   private readonly tableIndex = new Map<string, number>();
   private nextTable = 0;
 
@@ -147,14 +148,25 @@ export class Engine {
    * then existing keys keep their counts under the new limits and waiters are re-examined.
    */
   setQuotas(quotas: readonly QuotaSpec[], now: number): void {
-    const compiled = quotas.map(compileQuota);
-    const seen = new Set<string>();
-    for (const q of compiled) {
-      if (seen.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
-      seen.add(q.name);
-    }
-    const resolver = new QuotaResolver(compiled, this.resolver);
-    const names = new Set(compiled.map((q) => q.name));
+    const prepared = this.prepareQuotas(quotas);
+    prepared.step(Infinity);
+    this.commitQuotas(prepared, now);
+  }
+
+  /**
+   * setQuotas in two halves, for a host that must not hold its event loop for a large set: the
+   * returned set is validated, compiled and indexed by `step(budget)` calls (each bounded by its
+   * budget, in quotas), touching nothing here; commitQuotas then puts it in force, its cost
+   * growing with the quotas that changed, not with the set. Changes committed in between are
+   * fine: the commit compares with the quotas in force then.
+   */
+  prepareQuotas(quotas: readonly QuotaSpec[]): PreparedQuotas {
+    return new PreparedQuotas(quotas, this.resolver);
+  }
+
+  /** Puts a prepared set in force (see prepareQuotas); throws if `step` has not finished it. */
+  commitQuotas(prepared: PreparedQuotas, now: number): void {
+    const { compiled, names, resolver } = prepared.result();
     for (const [name, index] of this.tableIndex) {
       if (names.has(name)) continue;
       for (const shard of this.shards) shard.dropQuota(index, now);
@@ -165,12 +177,14 @@ export class Engine {
       if (index === undefined) {
         q.table = this.nextTable++;
         this.tableIndex.set(q.name, q.table);
-      } else {
-        q.table = index;
-        const before = this.resolver.byNameOrUndefined(q.name)?.spec;
-        const changed = JSON.stringify(before) !== JSON.stringify(q.spec);
-        for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
+        continue;
       }
+      q.table = index;
+      const before = this.resolver.byNameOrUndefined(q.name);
+      // The same compiled quota (its spec unchanged): the shards' tables already hold it.
+      if (before === q) continue;
+      const changed = JSON.stringify(before?.spec) !== JSON.stringify(q.spec);
+      for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
     }
     this.resolver = resolver;
   }
