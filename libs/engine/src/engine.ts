@@ -166,13 +166,19 @@ export class Engine {
 
   /** Puts a prepared set in force (see prepareQuotas); throws if `step` has not finished it. */
   commitQuotas(prepared: PreparedQuotas, now: number): void {
-    const { compiled, names, resolver } = prepared.result();
-    for (const [name, index] of this.tableIndex) {
-      if (names.has(name)) continue;
+    const ready = prepared.result();
+    // Prepared against the quotas in force: only what it compiled anew and what it removes need
+    // work. Else (another set came in between) every quota is compared with what is in force.
+    const current = ready.base === this.resolver;
+    const removed = current
+      ? ready.removed
+      : [...this.tableIndex.keys()].filter((name) => !ready.names.has(name));
+    for (const name of removed) {
+      const index = this.tableIndex.get(name)!;
       for (const shard of this.shards) shard.dropQuota(index, now);
       this.tableIndex.delete(name);
     }
-    for (const q of compiled) {
+    for (const q of current ? ready.fresh : ready.compiled) {
       const index = this.tableIndex.get(q.name);
       if (index === undefined) {
         q.table = this.nextTable++;
@@ -186,7 +192,7 @@ export class Engine {
       const changed = JSON.stringify(before?.spec) !== JSON.stringify(q.spec);
       for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
     }
-    this.resolver = resolver;
+    this.resolver = ready.resolver;
   }
 
   quotas(): QuotaSpec[] {

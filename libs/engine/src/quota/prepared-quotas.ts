@@ -5,9 +5,16 @@ import { QuotaResolver, QuotaResolverBuilder } from './resolver';
 
 /** A quota set compiled and indexed, ready to be put in force (Engine.commitQuotas). */
 export interface ReadyQuotas {
+  /** Every quota of the set, in definition order. */
   readonly compiled: readonly CompiledQuota[];
   readonly names: ReadonlySet<string>;
   readonly resolver: QuotaResolver;
+  /** The resolver in force when the set was prepared: what `fresh` and `removed` are against. */
+  readonly base: QuotaResolver;
+  /** The quotas compiled anew (new or changed); the others are the base's, unchanged. */
+  readonly fresh: readonly CompiledQuota[];
+  /** The names of the base's quotas the set does not have. */
+  readonly removed: readonly string[];
 }
 
 /**
@@ -17,34 +24,43 @@ export interface ReadyQuotas {
  * so putting it in force costs nothing. Nothing here touches the engine's state.
  */
 export class PreparedQuotas {
-  private next = 0;
   private readonly compiled: CompiledQuota[] = [];
+  private readonly fresh: CompiledQuota[] = [];
   private readonly names = new Set<string>();
   private readonly builder: QuotaResolverBuilder;
+  private readonly work: Iterator<void, ReadyQuotas>;
   private ready: ReadyQuotas | undefined;
+  private failure: Error | undefined;
 
   constructor(
     private readonly specs: readonly QuotaSpec[],
-    private readonly inForce: QuotaResolver,
+    private readonly base: QuotaResolver,
   ) {
-    this.builder = new QuotaResolverBuilder(inForce);
+    this.builder = new QuotaResolverBuilder(base);
+    this.work = this.prepare();
   }
 
   /**
-   * Does up to `budget` quotas' worth of work; true once the set is ready. Throws
-   * InvalidQuotaError for the first invalid quota in definition order (the set is then unusable).
+   * Does up to `budget` units of work (a quota compiled, a name compared, a pattern indexed);
+   * true once the set is ready. Throws InvalidQuotaError for the first invalid quota in definition
+   * order, then again on every call: the set is unusable.
    */
   step(budget: number): boolean {
+    if (this.failure !== undefined) throw this.failure;
     if (this.ready !== undefined) return true;
-    const start = this.next;
-    const end = Math.min(this.specs.length, start + budget);
-    for (; this.next < end; this.next++) this.add(this.specs[this.next]!);
-    const left = budget - (end - start);
-    if (this.next < this.specs.length || left <= 0) return false;
-    const resolver = this.builder.build(left);
-    if (resolver === undefined) return false;
-    this.ready = { compiled: this.compiled, names: this.names, resolver };
-    return true;
+    try {
+      for (let done = 0; done < budget; done++) {
+        const next = this.work.next();
+        if (next.done === true) {
+          this.ready = next.value;
+          return true;
+        }
+      }
+      return false;
+    } catch (error) {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      throw this.failure;
+    }
   }
 
   /** The set, once `step` answered true. */
@@ -53,17 +69,39 @@ export class PreparedQuotas {
     return this.ready;
   }
 
+  private *prepare(): Generator<void, ReadyQuotas> {
+    for (const spec of this.specs) {
+      this.add(spec);
+      yield;
+    }
+    const removed: string[] = [];
+    for (const q of this.base.all()) {
+      if (!this.names.has(q.name)) removed.push(q.name);
+      yield;
+    }
+    for (;;) {
+      const resolver = this.builder.build(1);
+      if (resolver !== undefined) {
+        const { compiled, names, base, fresh } = this;
+        return { compiled, names, resolver, base, fresh, removed };
+      }
+      yield;
+    }
+  }
+
   private add(spec: QuotaSpec): void {
-    const q = this.unchanged(spec) ?? compileQuota(spec);
+    const unchanged = this.unchanged(spec);
+    const q = unchanged ?? compileQuota(spec);
     if (this.names.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
     this.names.add(q.name);
     this.compiled.push(q);
+    if (unchanged === undefined) this.fresh.push(q);
     this.builder.add(q);
   }
 
   /** The compiled quota in force under this name, if its spec is the same. */
   private unchanged(spec: QuotaSpec): CompiledQuota | undefined {
-    const q = this.inForce.byNameOrUndefined(spec.name);
+    const q = this.base.byNameOrUndefined(spec.name);
     if (q === undefined) return undefined;
     return q.spec === spec || JSON.stringify(q.spec) === JSON.stringify(spec) ? q : undefined;
   }
