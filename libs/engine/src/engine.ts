@@ -117,7 +117,6 @@ function inputProblem(input: Fields, op: Operation): string | undefined {
 export class Engine {
   private readonly shards: Shard[];
   private resolver: QuotaResolver = QuotaResolver.of([]);
-  private readonly tableIndex = new Map<string, number>();
   private nextTable = 0;
 
   constructor(quotas: readonly QuotaSpec[] = [], options: EngineOptions = {}) {
@@ -161,38 +160,41 @@ export class Engine {
    * fine: the commit compares with the quotas in force then.
    */
   prepareQuotas(quotas: readonly QuotaSpec[]): PreparedQuotas {
-    return new PreparedQuotas(quotas, this.resolver);
+    return new PreparedQuotas(quotas, this.resolver, this.nextTable);
   }
 
   /** Puts a prepared set in force (see prepareQuotas); throws if `step` has not finished it. */
   commitQuotas(prepared: PreparedQuotas, now: number): void {
     const ready = prepared.result();
-    // Prepared against the quotas in force: only what it compiled anew and what it removes need
-    // work. Else (another set came in between) every quota is compared with what is in force.
-    const current = ready.base === this.resolver;
-    const removed = current
-      ? ready.removed
-      : [...this.tableIndex.keys()].filter((name) => !ready.names.has(name));
-    for (const name of removed) {
-      const index = this.tableIndex.get(name)!;
-      for (const shard of this.shards) shard.dropQuota(index, now);
-      this.tableIndex.delete(name);
-    }
-    for (const q of current ? ready.fresh : ready.compiled) {
-      const index = this.tableIndex.get(q.name);
-      if (index === undefined) {
-        q.table = this.nextTable++;
-        this.tableIndex.set(q.name, q.table);
-        continue;
+    if (ready.base === this.resolver) {
+      // Prepared against the quotas in force: only what it removes and changes needs work (its
+      // new quotas have their tables, its unchanged ones are those in force).
+      for (const q of ready.removed) this.dropTables(q, now);
+      for (const [before, q] of ready.changed) this.changeTables(before, q, now);
+      this.nextTable = ready.nextTable;
+    } else {
+      // Another set came in force in between: every quota is compared with it.
+      for (const q of this.resolver.all()) if (!ready.names.has(q.name)) this.dropTables(q, now);
+      for (const q of ready.compiled) {
+        const before = this.resolver.byNameOrUndefined(q.name);
+        if (before === q) continue;
+        if (before === undefined) q.table = this.nextTable++;
+        else this.changeTables(before, q, now);
       }
-      q.table = index;
-      const before = this.resolver.byNameOrUndefined(q.name);
-      // The same compiled quota (its spec unchanged): the shards' tables already hold it.
-      if (before === q) continue;
-      const changed = JSON.stringify(before?.spec) !== JSON.stringify(q.spec);
-      for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
     }
     this.resolver = ready.resolver;
+  }
+
+  /** The quota was deleted: its waiters are told, its state dropped. */
+  private dropTables(q: CompiledQuota, now: number): void {
+    for (const shard of this.shards) shard.dropQuota(q.table, now);
+  }
+
+  /** `q` replaces `before` (same name, same table): keys keep their counts under it. */
+  private changeTables(before: CompiledQuota, q: CompiledQuota, now: number): void {
+    q.table = before.table;
+    const changed = JSON.stringify(before.spec) !== JSON.stringify(q.spec);
+    for (const shard of this.shards) shard.changeQuota(q.table, q, changed, now);
   }
 
   quotas(): QuotaSpec[] {
@@ -359,7 +361,7 @@ export class Engine {
   counters(): QuotaCounters[] {
     const out: QuotaCounters[] = [];
     for (const q of this.resolver.all()) {
-      const index = this.tableIndex.get(q.name)!;
+      const index = q.table;
       const c: QuotaCounters = { quota: q.name, approved: 0, denied: 0, queued: 0, activeKeys: 0 };
       for (const shard of this.shards) {
         const t = shard.tables[index];
@@ -401,10 +403,9 @@ export class Engine {
   snapshot(now: number, include: (quota: string) => boolean = () => true): EngineSnapshot {
     const quotas = [...this.resolver.all()].filter((q) => include(q.name));
     const tables = quotas.map((q) => {
-      const index = this.tableIndex.get(q.name)!;
       return {
         quota: q,
-        tables: this.shards.map((s) => s.tables[index]).filter((t) => t !== undefined),
+        tables: this.shards.map((s) => s.tables[q.table]).filter((t) => t !== undefined),
       };
     });
     return snapshotOf(tables, now);
@@ -456,7 +457,7 @@ export class Engine {
    * so a host can tell that stored keys of the old one no longer belong to it.
    */
   generationOf(quota: string): number | undefined {
-    return this.tableIndex.get(quota);
+    return this.resolver.byNameOrUndefined(quota)?.table;
   }
 
   /** Compiles the limits stored rows were laid out by (SnapshotError if they do not fit). */

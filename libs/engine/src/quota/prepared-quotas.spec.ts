@@ -46,6 +46,7 @@ describe('Engine.prepareQuotas / commitQuotas', () => {
     const engine = new Engine(base, { shards: 4, idPrefix: 't' });
     answer(engine.acquire({ key: 'a-1' }, T0));
     answer(engine.acquire({ key: 'c', quota: 'c' }, T0));
+    const generation = engine.generationOf('c');
     const { set } = prepared(engine, [quota('default', 100), quota('a', 3, 'a-*'), quota('c', 3)]);
     // Meanwhile: `a` changes, `c` goes away (its count with it), `d` comes.
     engine.setQuotas([quota('default', 100), quota('a', 9, 'a-*'), quota('d', 1, 'd-*')], T0);
@@ -54,6 +55,7 @@ describe('Engine.prepareQuotas / commitQuotas', () => {
     expect(answer(engine.acquire({ key: 'a-1' }, T0))).toMatchObject({ limit: 3, remaining: 1 });
     // `c` came back: a new quota, its old count gone with the one removed meanwhile.
     expect(answer(engine.acquire({ key: 'c', quota: 'c' }, T0)).remaining).toBe(2);
+    expect(engine.generationOf('c')).not.toBe(generation);
     expect(answer(engine.acquire({ key: 'd-1' }, T0)).quota).toBe('default');
   });
 

@@ -9,12 +9,14 @@ export interface ReadyQuotas {
   readonly compiled: readonly CompiledQuota[];
   readonly names: ReadonlySet<string>;
   readonly resolver: QuotaResolver;
-  /** The resolver in force when the set was prepared: what `fresh` and `removed` are against. */
+  /** The resolver in force when the set was prepared: what `changed` and `removed` are against. */
   readonly base: QuotaResolver;
-  /** The quotas compiled anew (new or changed); the others are the base's, unchanged. */
-  readonly fresh: readonly CompiledQuota[];
-  /** The names of the base's quotas the set does not have. */
-  readonly removed: readonly string[];
+  /** The quotas compiled anew for a name the base has: [the base's, the new one]. */
+  readonly changed: readonly (readonly [CompiledQuota, CompiledQuota])[];
+  /** The base's quotas the set does not have. */
+  readonly removed: readonly CompiledQuota[];
+  /** The engine's next table number once the set's new quotas have theirs. */
+  readonly nextTable: number;
 }
 
 /**
@@ -25,17 +27,21 @@ export interface ReadyQuotas {
  */
 export class PreparedQuotas {
   private readonly compiled: CompiledQuota[] = [];
-  private readonly fresh: CompiledQuota[] = [];
+  private readonly changed: [CompiledQuota, CompiledQuota][] = [];
   private readonly names = new Set<string>();
+  private nextTable: number;
   private readonly builder: QuotaResolverBuilder;
   private readonly work: Iterator<void, ReadyQuotas>;
   private ready: ReadyQuotas | undefined;
   private failure: Error | undefined;
 
+  /** `nextTable`: the engine's next table number, given to the set's new quotas in turn. */
   constructor(
     private readonly specs: readonly QuotaSpec[],
     private readonly base: QuotaResolver,
+    nextTable: number,
   ) {
+    this.nextTable = nextTable;
     this.builder = new QuotaResolverBuilder(base);
     this.work = this.prepare();
   }
@@ -74,16 +80,16 @@ export class PreparedQuotas {
       this.add(spec);
       yield;
     }
-    const removed: string[] = [];
+    const removed: CompiledQuota[] = [];
     for (const q of this.base.all()) {
-      if (!this.names.has(q.name)) removed.push(q.name);
+      if (!this.names.has(q.name)) removed.push(q);
       yield;
     }
     for (;;) {
       const resolver = this.builder.build(1);
       if (resolver !== undefined) {
-        const { compiled, names, base, fresh } = this;
-        return { compiled, names, resolver, base, fresh, removed };
+        const { compiled, names, base, changed, nextTable } = this;
+        return { compiled, names, resolver, base, changed, removed, nextTable };
       }
       yield;
     }
@@ -95,7 +101,13 @@ export class PreparedQuotas {
     if (this.names.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
     this.names.add(q.name);
     this.compiled.push(q);
-    if (unchanged === undefined) this.fresh.push(q);
+    if (unchanged === undefined) {
+      // Its table: the one of the quota of this name in force, else the next one (the commit
+      // gives it another if the set in force changed meanwhile).
+      const before = this.base.byNameOrUndefined(q.name);
+      q.table = before?.table ?? this.nextTable++;
+      if (before !== undefined) this.changed.push([before, q]);
+    }
     this.builder.add(q);
   }
 
