@@ -95,7 +95,7 @@ export class ConfigLoaderService {
 
   private async reloadWhileChanged(): Promise<void> {
     const file = this.settings.configFile;
-    if (file === undefined) return;
+    if (file === undefined || this.stopped) return;
     do {
       this.again = false;
       this.reading = readConfigInThread({

@@ -40,16 +40,22 @@ export function readConfigInThread(
   options: ConfigReadOptions,
   timeoutMs = CONFIG_READ_TIMEOUT_MS,
 ): ConfigReading {
-  const worker = new Worker(THREAD_SOURCE, {
-    eval: true,
-    workerData: { entry: THREAD_ENTRY, fromSources: FROM_SOURCES, options },
-    // None of the parent's flags: --inspect or a heap snapshot flag would apply twice.
-    execArgv: [],
-  });
   const unreadable = (why: string): ConfigRead => ({
     kind: 'unreadable',
     reason: `CONFIG_FILE ${options.file}: cannot read: ${why}`,
   });
+  let worker: Worker;
+  try {
+    worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: { entry: THREAD_ENTRY, fromSources: FROM_SOURCES, options },
+      // None of the parent's flags: --inspect or a heap snapshot flag would apply twice.
+      execArgv: [],
+    });
+  } catch (error) {
+    const why = `no config thread (${error instanceof Error ? error.message : String(error)})`;
+    return { result: Promise.resolve(unreadable(why)), cancel: () => undefined };
+  }
   let settle: (read: ConfigRead) => void = () => undefined;
   const result = new Promise<ConfigRead>((resolve) => {
     let done = false;
