@@ -123,7 +123,7 @@ const match = fc.oneof(
 );
 const quotaSet = fc
   .array(fc.record({ match, entry: fc.boolean(), field: fc.constantFrom('x', 'y') }), {
-    maxLength: 30,
+    maxLength: 40, // past 8 patterns the index looks keys up, below it scans them
   })
   .map((items) => {
     const quotas: QuotaSpec[] = [{ name: 'default', limits }];
@@ -166,9 +166,11 @@ describe('the pattern index answers what the linear scan answers', () => {
     ['the regex heuristic prefix counts "abc" in ^abc?', ['ab*', 're:^abc?d'], 'abd', 'q1'],
     ['nothing fits: default', ['a*', 're:^b'], 'c', 'default'],
   ])('%s', (_what, matches, key, expected) => {
+    // Patterns no key here matches, so that the index looks keys up rather than scanning.
+    const fillers = Array.from({ length: 10 }, (_, i) => `~filler${i}*`);
     const quotas: QuotaSpec[] = [
       { name: 'default', limits },
-      ...matches.map((m, i) => ({ name: `q${i}`, match: m, limits })),
+      ...[...matches, ...fillers].map((m, i) => ({ name: `q${i}`, match: m, limits })),
     ];
     expect(indexed(quotas)(key)).toBe(expected);
     expect(linearResolution(quotas)(key)).toBe(expected);
