@@ -33,7 +33,7 @@ export interface ConfigReading {
  * Reads and parses CONFIG_FILE in a thread of its own (readConfigFile), so that neither a large
  * file nor a slow disk holds the event loop; the quotas of a valid file come back in small
  * messages, one per turn of the event loop. One thread per read: its memory (the parser's is
- * about 200 times the file) is given back when it ends, and a thread that fails or runs out of
+ * over 100 times the file) is given back when it ends, and a thread that fails or runs out of
  * memory fails that read alone.
  */
 export function readConfigInThread(
