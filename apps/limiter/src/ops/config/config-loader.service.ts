@@ -103,9 +103,11 @@ export class ConfigLoaderService {
         gocc: this.settings.gocc,
         lastDigest: this.lastDigest,
       });
-      const config = this.accepted(await this.reading.result);
+      const read = await this.reading.result;
       this.reading = undefined;
-      if (this.stopped || config === undefined) continue;
+      if (this.stopped) return; // a read cancelled by stop() is no refusal
+      const config = this.accepted(read);
+      if (config === undefined) continue;
       try {
         await this.layers.setConfigInSlices(config);
         this.applied(config);
