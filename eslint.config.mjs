@@ -40,6 +40,16 @@ export default tseslint.config(
     },
   },
   {
+    // Build settings the Nest CLI requires: CommonJS, outside the TypeScript project.
+    files: ['apps/*/webpack.config.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { module: 'writable', __dirname: 'readonly' },
+    },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

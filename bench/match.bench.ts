@@ -3,10 +3,15 @@
  * re2js for `re:`, a greedy scan for globs) beside V8's backtracking RegExp, which the resolver
  * used before (the peer, same keys, same run). Keys are all distinct, so every resolution misses
  * the resolver's per-key cache: the worst case for the hot path. Then the hostile pairs: the peer
- * on short keys (it doubles per character), the engine on 256-character keys.
- * BENCH_QUICK=1 shortens every run (smoke test).
+ * on short keys (it doubles per character), the engine on 256-character keys. Then the cost of
+ * a new key among 10, 1 000 and 60 000 globs: the resolver's pattern index beside the linear scan
+ * it replaced (issue 25). Then the event-loop delay while the limiter reloads a file of 60 000
+ * globs, beside the reload as it was (bench/match/reload-figure.ts). BENCH_QUICK=1 shortens every
+ * run (smoke test).
  */
 import { Engine, type QuotaSpec } from '../libs/engine/src';
+import { linearResolution } from '../libs/engine/src/quota/linear-resolution.test-util';
+import { reloadFigure } from './match/reload-figure';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const KEYS = QUICK ? 20_000 : 400_000;
@@ -129,5 +134,75 @@ function hostile(): void {
   }
 }
 
+/** Mean µs per call of `resolve` over `keys`, the median of ROUNDS. */
+function micros(keys: readonly string[], resolve: (key: string) => unknown): number {
+  return 1e6 / rate(keys, resolve);
+}
+
+/**
+ * A new key among N globs `tenant-<id>-*` (the issue's file: 60 000 of them), and among 1 000
+ * `re:` patterns with no literal head, which the index cannot narrow: the resolver (its index
+ * past 8 patterns) beside the linear scan it replaced, the same keys, none cached.
+ */
+function indexed(): void {
+  console.log(
+    '\n| patterns | key | resolver µs/key | linear scan (before) µs/key | scan / resolver |',
+  );
+  console.log('| --- | --- | --- | --- | --- |');
+  const sizes = QUICK ? [10, 1_000, 10_000] : [10, 1_000, 60_000];
+  const id = (i: number): string => String(i).padStart(6, '0');
+  const cases = sizes.map((n) => ({
+    what: `${fmt(n)} globs \`tenant-<id>-*\``,
+    quotas: Array.from({ length: n }, (_, i) => ({
+      name: `t${id(i)}`,
+      match: `tenant-${id(i)}-*`,
+    })),
+    keys: [
+      { what: 'matched', key: (i: number) => `tenant-${id((i * 7919) % n)}-${i}` },
+      { what: 'unmatched', key: (i: number) => `other-${i}` },
+    ],
+  }));
+  cases.push({
+    what: '1 000 `re:-<id>$`',
+    quotas: Array.from({ length: 1_000 }, (_, i) => ({
+      name: `r${id(i)}`,
+      match: `re:-${id(i)}$`,
+    })),
+    keys: [{ what: 'unmatched', key: (i: number) => `other-${i}` }],
+  });
+  for (const c of cases) {
+    const quotas: QuotaSpec[] = [
+      { name: 'default', limits: rps },
+      ...c.quotas.map((q) => ({ ...q, limits: rps })),
+    ];
+    const engine = new Engine(quotas, { shards: 1 });
+    const scan = linearResolution(quotas);
+    for (const k of c.keys) {
+      const key0 = k.key(0);
+      if (engine.resolve(undefined, key0)?.name !== scan(key0)) {
+        throw new Error(`${c.what}: the index and the scan disagree on ${key0}`);
+      }
+      // Fewer keys for the scan: it takes milliseconds per key at 60 000 patterns.
+      const scanKeys = Math.min(KEYS, Math.max(200, Math.round(2e6 / quotas.length)));
+      const index = micros(
+        Array.from({ length: KEYS }, (_, i) => k.key(i + 1)),
+        (key) => engine.resolve(undefined, key),
+      );
+      const linear = micros(
+        Array.from({ length: scanKeys }, (_, i) => k.key(i + 1)),
+        scan,
+      );
+      console.log(
+        `| ${c.what} | ${k.what} | ${index.toFixed(2)} | ${linear.toFixed(2)} | ${(linear / index).toFixed(1)} |`,
+      );
+    }
+  }
+}
+
 throughput();
 hostile();
+indexed();
+reloadFigure(QUICK ? 3_000 : 60_000, QUICK ? 2_000 : 10_000).catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,4 +1,5 @@
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLimiter, type LimiterProcess } from './support/limiter-process';
@@ -117,6 +118,61 @@ describe('limiter CONFIG_FILE', () => {
     await eventually('the fixed file', async () => (await limitOf()) === 4);
     expect((await readiness(l)).body.configError).toBeUndefined();
     expect(await l.stop('SIGTERM')).toBe(0);
+  });
+
+  /** /healthz, given at most 5 s: a limiter reading a FIFO on its event loop never answered. */
+  const healthy = async (l: LimiterProcess): Promise<number> =>
+    (await fetch(`${l.url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status;
+
+  it('refuses a FIFO given at start without waiting on it, and loads the file that replaces it', async () => {
+    const file = join(dir, 'limits.yaml');
+    execFileSync('mkfifo', [file]);
+    const l = await start(file);
+    expect(await healthy(l)).toBe(200);
+    const { status, body } = await readiness(l);
+    expect(status).toBe(503);
+    expect(body.configError).toBe(
+      `CONFIG_FILE ${file}: cannot read: is a FIFO; CONFIG_FILE must be a regular file`,
+    );
+    expect(l.output()).toContain('is a FIFO');
+
+    writeFileSync(join(dir, 'limits.yaml.tmp'), apiQuota(3));
+    renameSync(join(dir, 'limits.yaml.tmp'), file);
+    await eventually('ready', async () => (await readiness(l)).status === 200);
+    expect((await post(l, '/v1/decide', { key: 'k', quota: 'api' })).limit).toBe(3);
+  });
+
+  it('refuses a FIFO or a device put in place of the file, answering /healthz all along', async () => {
+    const file = join(dir, 'limits.yaml');
+    const replace = (make: (tmp: string) => void) => {
+      const tmp = join(dir, 'limits.yaml.tmp');
+      make(tmp);
+      renameSync(tmp, file);
+    };
+    writeFileSync(file, apiQuota(2));
+    const l = await start(file);
+    const limitOf = async () => (await post(l, '/v1/decide', { key: 'k', quota: 'api' })).limit;
+    expect(await limitOf()).toBe(2);
+
+    for (const [make, kind] of [
+      [(tmp: string) => execFileSync('mkfifo', [tmp]), 'a FIFO'],
+      [(tmp: string) => symlinkSync('/dev/zero', tmp), 'a character device'],
+    ] as const) {
+      replace(make);
+      await eventually(kind, async () =>
+        ((await readiness(l)).body.configError ?? '').includes(kind),
+      );
+      expect(await healthy(l)).toBe(200);
+      expect((await readiness(l)).body.configError).toBe(
+        `CONFIG_FILE ${file}: cannot read: is ${kind}; CONFIG_FILE must be a regular file`,
+      );
+      expect(await limitOf()).toBe(2); // the last good config stays in force
+    }
+    expect(l.output()).toContain('is a character device');
+
+    replace((tmp) => writeFileSync(tmp, apiQuota(6)));
+    await eventually('the regular file again', async () => (await limitOf()) === 6);
+    expect((await readiness(l)).body.configError).toBeUndefined();
   });
 
   it('is not ready while the file given at start is invalid, and serves the default quota', async () => {

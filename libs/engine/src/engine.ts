@@ -10,7 +10,8 @@ import {
 import { fnv1a } from './hash/fnv1a';
 import { listHeldKeys, type HeldKey, type KeyListCursor } from './key-listing';
 import { costProblem } from './quota/cost';
-import { compileQuota, type CompiledQuota, type StoredLimitSpec } from './quota/compile';
+import { type CompiledQuota, type StoredLimitSpec } from './quota/compile';
+import { PreparedQuotas } from './quota/prepared-quotas';
 import { QuotaResolver } from './quota/resolver';
 import { InvalidQuotaError } from './errors';
 import { refusal } from './shard/decision';
@@ -116,8 +117,7 @@ function inputProblem(input: Fields, op: Operation): string | undefined {
  */
 export class Engine {
   private readonly shards: Shard[];
-  private resolver: QuotaResolver = new QuotaResolver([]);
-  private readonly tableIndex = new Map<string, number>();
+  private resolver: QuotaResolver = QuotaResolver.of([]);
   private nextTable = 0;
 
   constructor(quotas: readonly QuotaSpec[] = [], options: EngineOptions = {}) {
@@ -148,32 +148,54 @@ export class Engine {
    * then existing keys keep their counts under the new limits and waiters are re-examined.
    */
   setQuotas(quotas: readonly QuotaSpec[], now: number): void {
-    const compiled = quotas.map(compileQuota);
-    const seen = new Set<string>();
-    for (const q of compiled) {
-      if (seen.has(q.name)) throw new InvalidQuotaError(q.name, 'name', 'is defined twice');
-      seen.add(q.name);
-    }
-    const resolver = new QuotaResolver(compiled, this.resolver);
-    const names = new Set(compiled.map((q) => q.name));
-    for (const [name, index] of this.tableIndex) {
-      if (names.has(name)) continue;
-      for (const shard of this.shards) shard.dropQuota(index, now);
-      this.tableIndex.delete(name);
-    }
-    for (const q of compiled) {
-      const index = this.tableIndex.get(q.name);
-      if (index === undefined) {
-        q.table = this.nextTable++;
-        this.tableIndex.set(q.name, q.table);
-      } else {
-        q.table = index;
-        const before = this.resolver.byNameOrUndefined(q.name)?.spec;
-        const changed = JSON.stringify(before) !== JSON.stringify(q.spec);
-        for (const shard of this.shards) shard.changeQuota(index, q, changed, now);
+    const prepared = this.prepareQuotas(quotas);
+    prepared.step(Infinity);
+    this.commitQuotas(prepared, now);
+  }
+
+  /**
+   * setQuotas in two halves, for a host that must not hold its event loop for a large set: the
+   * returned set is validated, compiled and indexed by `step(budget)` calls (each bounded by its
+   * budget, in quotas), touching nothing here; commitQuotas then puts it in force, its cost
+   * growing with the quotas that changed, not with the set. Changes committed in between are
+   * fine: the commit compares with the quotas in force then.
+   */
+  prepareQuotas(quotas: readonly QuotaSpec[]): PreparedQuotas {
+    return new PreparedQuotas(quotas, this.resolver, this.nextTable);
+  }
+
+  /** Puts a prepared set in force (see prepareQuotas); throws if `step` has not finished it. */
+  commitQuotas(prepared: PreparedQuotas, now: number): void {
+    const ready = prepared.result();
+    if (ready.base === this.resolver) {
+      // Prepared against the quotas in force: only what it removes and changes needs work (its
+      // new quotas have their tables, its unchanged ones are those in force).
+      for (const q of ready.removed) this.dropTables(q, now);
+      for (const [before, q] of ready.changed) this.changeTables(before, q, now);
+      this.nextTable = ready.nextTable;
+    } else {
+      // Another set came in force in between: every quota is compared with it.
+      for (const q of this.resolver.all()) if (!ready.names.has(q.name)) this.dropTables(q, now);
+      for (const q of ready.compiled) {
+        const before = this.resolver.byNameOrUndefined(q.name);
+        if (before === q) continue;
+        if (before === undefined) q.table = this.nextTable++;
+        else this.changeTables(before, q, now);
       }
     }
-    this.resolver = resolver;
+    this.resolver = ready.resolver;
+  }
+
+  /** The quota was deleted: its waiters are told, its state dropped. */
+  private dropTables(q: CompiledQuota, now: number): void {
+    for (const shard of this.shards) shard.dropQuota(q.table, now);
+  }
+
+  /** `q` replaces `before` (same name, same table): keys keep their counts under it. */
+  private changeTables(before: CompiledQuota, q: CompiledQuota, now: number): void {
+    q.table = before.table;
+    const changed = JSON.stringify(before.spec) !== JSON.stringify(q.spec);
+    for (const shard of this.shards) shard.changeQuota(q.table, q, changed, now);
   }
 
   quotas(): QuotaSpec[] {
@@ -348,7 +370,7 @@ export class Engine {
   counters(): QuotaCounters[] {
     const out: QuotaCounters[] = [];
     for (const q of this.resolver.all()) {
-      const index = this.tableIndex.get(q.name)!;
+      const index = q.table;
       const c: QuotaCounters = { quota: q.name, approved: 0, denied: 0, queued: 0, activeKeys: 0 };
       for (const shard of this.shards) {
         const t = shard.tables[index];
@@ -390,10 +412,9 @@ export class Engine {
   snapshot(now: number, include: (quota: string) => boolean = () => true): EngineSnapshot {
     const quotas = [...this.resolver.all()].filter((q) => include(q.name));
     const tables = quotas.map((q) => {
-      const index = this.tableIndex.get(q.name)!;
       return {
         quota: q,
-        tables: this.shards.map((s) => s.tables[index]).filter((t) => t !== undefined),
+        tables: this.shards.map((s) => s.tables[q.table]).filter((t) => t !== undefined),
       };
     });
     return snapshotOf(tables, now);
@@ -445,7 +466,7 @@ export class Engine {
    * so a host can tell that stored keys of the old one no longer belong to it.
    */
   generationOf(quota: string): number | undefined {
-    return this.tableIndex.get(quota);
+    return this.resolver.byNameOrUndefined(quota)?.table;
   }
 
   /** Compiles the limits stored rows were laid out by (SnapshotError if they do not fit). */

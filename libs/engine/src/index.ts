@@ -11,6 +11,7 @@ export { EngineError, InvalidQuotaError, SnapshotError } from './errors';
 export { compileQuota, DEFAULT_PRECISION, MAX_LOG_SIZE, MAX_QUEUE_WAIT_MS } from './quota/compile';
 export type { SlidingLog, StoredLimitSpec } from './quota/compile';
 export { QuotaResolver } from './quota/resolver';
+export { PreparedQuotas } from './quota/prepared-quotas';
 export { costFor } from './quota/cost';
 export { fnv1a } from './hash/fnv1a';
 export { systemClock, VirtualClock } from './clock';

@@ -180,4 +180,43 @@ describe('QuotaLayersService', () => {
     expect(limitOf('gpt-4o')).toBe(9);
     expect(limitOf('gpt-4o-mini')).toBeUndefined();
   });
+
+  describe('setConfigInSlices (a reload of CONFIG_FILE)', () => {
+    /** Enough quotas that preparing them takes several turns of the event loop. */
+    const many = (n: number): ControlQuota[] =>
+      Array.from({ length: n }, (_, i) => quota(`t${i}`, 2, `tenant-${i}-*`));
+
+    it('puts a large config in force, answering requests between its slices', async () => {
+      let turns = 0;
+      const counting = setInterval(() => turns++, 0);
+      await layers.setConfigInSlices(config(...many(20_000)));
+      clearInterval(counting);
+      expect(turns).toBeGreaterThan(0); // timers ran while it was prepared
+      expect(limitOf(undefined, 'tenant-19999-x')).toBe(2);
+      expect(limiter.quotaSpecFor('tenant-123-x', undefined)?.name).toBe('t123');
+      expect(applied).toBe(1);
+    });
+
+    it('composes again with a control set put in force meanwhile, losing neither', async () => {
+      const reload = layers.setConfigInSlices(config(quota('mine', 5), ...many(20_000)));
+      // While the config is prepared, the admin's set arrives and goes in force at once.
+      expect(layers.setControl(control(quota('api', 100, 'api-*')))).toBe(true);
+      expect(limitOf('api')).toBe(100);
+      expect(limitOf('mine')).toBeUndefined();
+      await reload;
+      expect(limitOf('mine')).toBe(5);
+      expect(limitOf('api')).toBe(100);
+      expect(limitOf(undefined, 'tenant-7-x')).toBe(2);
+      expect(layers.controlInForce).toEqual(control(quota('api', 100, 'api-*')));
+    });
+
+    it('rejects a config the engine refuses, changing nothing', async () => {
+      layers.setControl(control(quota('theirs', 9, 'shared-*')));
+      await expect(
+        layers.setConfigInSlices(config(quota('mine', 5, 'shared-*'), ...many(2_000))),
+      ).rejects.toThrow('is the same pattern as quota "mine"');
+      expect(limitOf('mine')).toBeUndefined();
+      expect(limitOf('theirs')).toBe(9);
+    });
+  });
 });

@@ -75,6 +75,32 @@ export class QuotaLayersService {
   }
 
   /**
+   * setConfig without holding the event loop (LimiterService.setQuotasInSlices), for a reload of a
+   * file that may hold tens of thousands of quotas. A control set put in force meanwhile (by
+   * setControl, at once) makes it compose again with that set, so neither change is lost.
+   */
+  async setConfigInSlices(config: LimiterConfig): Promise<void> {
+    for (;;) {
+      const wanted = this.wanted;
+      if (wanted !== undefined && wanted !== this.control) {
+        const text = this.wantedText ?? JSON.stringify(wanted);
+        try {
+          if (!(await this.applyInSlices(config, wanted))) continue;
+          this.config = config;
+          this.controlApplied(wanted, text);
+          return;
+        } catch {
+          // still refused with this config: keep the control set in force, try the config alone
+        }
+      }
+      if (!(await this.applyInSlices(config, this.control))) continue;
+      this.config = config;
+      this.notify();
+      return;
+    }
+  }
+
+  /**
    * Puts a control set in force; answers false (logged) when the engine refuses it. The same set
    * again (a watch replaying the bucket after a reconnect) changes nothing and logs nothing.
    */
@@ -116,12 +142,21 @@ export class QuotaLayersService {
   }
 
   private apply(config: LimiterConfig, control: ControlSet | undefined): void {
+    this.limiter.setQuotas(this.compose(config, control));
+  }
+
+  /** apply, in slices; false when another set came in force meanwhile (nothing changed). */
+  private applyInSlices(config: LimiterConfig, control: ControlSet | undefined): Promise<boolean> {
+    return this.limiter.setQuotasInSlices(this.compose(config, control));
+  }
+
+  private compose(config: LimiterConfig, control: ControlSet | undefined): QuotaSpec[] {
     const quotas = composeQuotas(config, control, {
       scope: this.settings.providerScope,
       queue: this.settings.providerQueue,
     });
     refuseSharedPatterns(quotas, control);
-    this.limiter.setQuotas(quotas);
+    return quotas;
   }
 
   private notify(): void {

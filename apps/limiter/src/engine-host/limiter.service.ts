@@ -10,6 +10,7 @@ import {
   Engine,
   PendingAcquire,
   systemClock,
+  type PreparedQuotas,
   type Clock,
   type Decision,
   type DecisionCode,
@@ -25,7 +26,7 @@ import {
 } from '@app/engine';
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import type { ClusterQuotaEntry } from '../cluster/cluster-decision';
-import { ClusterScope } from '../cluster/cluster-scope';
+import { ClusterScope, type ClusterPlan } from '../cluster/cluster-scope';
 import { keyOp, localFallback, storeFailureAnswer } from '../cluster/store-failure';
 import { finishesWithin } from './deadline';
 import type { MaybeAsync } from './maybe-async';
@@ -59,6 +60,27 @@ export interface DrainStart {
 
 /** Idle keys are swept at least this often even when no waiter needs a precise wake-up. */
 const SWEEP_MS = 250;
+/** setQuotasInSlices: the longest a slice of compiling holds the event loop, give or take a step. */
+const QUOTA_SLICE_MS = 4;
+/** Quotas compiled between two looks at the time (a few µs each; a regex up to ~0.5 ms). */
+const QUOTA_STEP = 8;
+
+/** A quota set on its way into force. */
+interface QuotaChange {
+  /** The set as configured, `default` first. */
+  readonly next: QuotaSpec[];
+  readonly plan: ClusterPlan | undefined;
+  readonly prepared: PreparedQuotas;
+}
+
+/** Runs `prepared`'s steps for about `ms`; true once it is ready. */
+function stepFor(prepared: PreparedQuotas, ms: number): boolean {
+  const until = performance.now() + ms;
+  for (;;) {
+    if (prepared.step(QUOTA_STEP)) return true;
+    if (performance.now() >= until) return false;
+  }
+}
 
 /**
  * The one owner of the engine in this process. Transports (HTTP, NATS) delegate here; this class
@@ -77,6 +99,8 @@ export class LimiterService implements OnModuleDestroy {
   private readonly drainListeners: (() => void)[] = [];
   private readonly observers: DecisionObserver[] = [];
   private changes = 0;
+  /** Quota sets put in force: a set prepared in slices is stale once this moved. */
+  private quotaSets = 0;
   /** Cluster scope, when REDIS_URL(S) is set: those quotas are decided in Redis. */
   readonly cluster: ClusterScope | undefined;
   private readonly log = new Logger('Limiter');
@@ -117,6 +141,31 @@ export class LimiterService implements OnModuleDestroy {
 
   /** Replaces the configured quotas (config file, admin). Throws InvalidQuotaError, changing nothing. */
   setQuotas(quotas: readonly QuotaSpec[]): void {
+    const change = this.quotaChange(quotas);
+    change.prepared.step(Infinity);
+    this.commit(change);
+  }
+
+  /**
+   * setQuotas without holding the event loop however many quotas there are: the set is
+   * validated, compiled and indexed in slices of about QUOTA_SLICE_MS between requests, then put
+   * in force at once (Engine.prepareQuotas). Rejects with InvalidQuotaError, changing nothing.
+   * Resolves false, changing nothing, when another set was put in force meanwhile: the caller
+   * composes its set again from the layers as they are now.
+   */
+  async setQuotasInSlices(quotas: readonly QuotaSpec[]): Promise<boolean> {
+    const version = this.quotaSets;
+    const change = this.quotaChange(quotas);
+    while (!stepFor(change.prepared, QUOTA_SLICE_MS)) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.quotaSets !== version) return false;
+    }
+    if (this.quotaSets !== version) return false;
+    this.commit(change);
+    return true;
+  }
+
+  private quotaChange(quotas: readonly QuotaSpec[]): QuotaChange {
     const next = quotas.some((q) => q.name === 'default')
       ? [...quotas]
       : [goccDefaultQuota(this.settings.gocc), ...quotas];
@@ -126,10 +175,15 @@ export class LimiterService implements OnModuleDestroy {
       plan === undefined
         ? next
         : next.map((q) => (plan.served.has(q.name) ? localFallback(q, this.settings.replicas) : q));
-    this.engine.setQuotas(local, this.clock.now());
+    return { next, plan, prepared: this.engine.prepareQuotas(local) };
+  }
+
+  private commit({ next, plan, prepared }: QuotaChange): void {
+    this.engine.commitQuotas(prepared, this.clock.now());
     if (plan !== undefined) this.cluster!.apply(plan);
     this.base = next;
     this.changes++;
+    this.quotaSets++;
   }
 
   quotas(): QuotaSpec[] {

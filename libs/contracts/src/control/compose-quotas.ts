@@ -42,6 +42,7 @@ export function composeQuotas(
         )
       : providerQuotas(config.providers, builtIn, modelOptions);
   const quotas = [...byName.values()];
+  if (models.length === 0) return quotas;
   const claimed = new Set<string>();
   for (const q of quotas) if (q.match !== undefined) claimed.add(q.match);
   // A model two enabled providers both list is served once, by the first (by name).

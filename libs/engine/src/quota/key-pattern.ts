@@ -9,6 +9,10 @@ import { RE2JS } from 're2js';
 export interface KeyPattern {
   /** Literal characters the pattern requires at the start of the key: longest prefix wins. */
   readonly prefixLength: number;
+  /** Text every key the pattern matches starts with ('' if none is known): the index's way in. */
+  readonly head: string;
+  /** Text every key the pattern matches ends with ('' if none is known). */
+  readonly tail: string;
   readonly test: (key: string) => boolean;
 }
 
@@ -22,6 +26,34 @@ function regexLiteralPrefix(source: string): number {
   let n = 0;
   for (let i = 1; i < source.length && !REGEX_META.test(source[i]!); i++) n++;
   return n;
+}
+
+/** Quantifiers: the character before one may be absent or repeated, so it is not required. */
+const QUANTIFIER = /^[*+?{]/;
+/** `\` before ASCII punctuation stands for that character in RE2. */
+const ESCAPED_LITERAL = /^\\[!-/:-@[-`{-~]/;
+
+/**
+ * Text every key an `re:` pattern matches starts with: the literal characters right after a
+ * leading `^`, up to the first syntax (a character a quantifier follows is left out). Nothing
+ * when the pattern has a `|` anywhere (an alternative may not start with them). Short of the
+ * pattern's prefixLength at times (that counts a quantified last character), never longer than
+ * what every match requires; U+FFFD, which RE2 also matches for an unpaired surrogate, ends it.
+ */
+export function requiredRegexHead(source: string): string {
+  if (!source.startsWith('^') || source.includes('|')) return '';
+  let head = '';
+  let at = 1;
+  while (at < source.length) {
+    const escaped = ESCAPED_LITERAL.exec(source.slice(at, at + 2));
+    const char = escaped !== null ? escaped[0][1]! : String.fromCodePoint(source.codePointAt(at)!);
+    if (escaped === null && (REGEX_META.test(char) || char === '\uFFFD')) break;
+    const next = at + (escaped !== null ? 2 : char.length);
+    if (QUANTIFIER.test(source.slice(next, next + 1))) break;
+    head += char;
+    at = next;
+  }
+  return head;
 }
 
 /**
@@ -50,17 +82,30 @@ function globTest(glob: string): (key: string) => boolean {
   };
 }
 
+/** A pattern matching `key` alone. */
+export function exactPattern(key: string): KeyPattern {
+  return { prefixLength: key.length, head: key, tail: key, test: (other) => other === key };
+}
+
 /**
  * Compiles a `match` pattern that is not a plain key: `re:<RE2 regex>` (unanchored, as
  * RegExp.test) or a glob with `*`. Throws re2js's syntax error for a regex RE2 refuses.
  */
 export function compileKeyPattern(match: string): KeyPattern {
   if (!match.startsWith(REGEX_PATTERN_PREFIX)) {
-    return { prefixLength: match.indexOf('*'), test: globTest(match) };
+    const star = match.indexOf('*');
+    if (star < 0) return exactPattern(match);
+    const tail = match.slice(match.lastIndexOf('*') + 1);
+    return { prefixLength: star, head: match.slice(0, star), tail, test: globTest(match) };
   }
   const source = match.slice(REGEX_PATTERN_PREFIX.length);
   const regex = searchable(RE2JS.compile(source));
-  return { prefixLength: regexLiteralPrefix(source), test: (key) => regex.test(key) };
+  return {
+    prefixLength: regexLiteralPrefix(source),
+    head: requiredRegexHead(source),
+    tail: '',
+    test: (key) => regex.test(key),
+  };
 }
 
 /**

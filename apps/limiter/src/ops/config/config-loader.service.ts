@@ -1,15 +1,13 @@
-import { ConfigError, parseConfigFile, type LimiterConfig } from '@app/contracts';
+import type { LimiterConfig } from '@app/contracts';
 import { InvalidQuotaError } from '@app/engine';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { readFileSync, statSync } from 'node:fs';
 import { QuotaLayersService } from '../../control/quota-layers.service';
 import { LimiterService } from '../../engine-host/limiter.service';
 import { ReadinessService } from '../../engine-host/readiness.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../../settings/limiter-settings';
+import { readConfigFile, type ConfigRead } from './config-file';
+import { readConfigInThread, type ConfigReading } from './config-reader';
 import { FileWatcher } from './file-watcher';
-
-/** A config file this large is a mistake (or an attack on the parser), not a list of quotas. */
-const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 export interface ConfigLoaderStats {
   applied: number;
@@ -21,16 +19,23 @@ export interface ConfigLoaderStats {
 /**
  * Puts CONFIG_FILE in force and keeps it so (docs/contract.md, Config file), as the lower layer
  * under the admin's control set (QuotaLayersService). Without a file the default quota from the
- * GoCC variables is the whole config. A refused file (unreadable, ConfigError, InvalidQuotaError)
- * is logged with its line and field; the last good config stays in force and /readyz shows the
- * message. Until a file given at start has loaded once, /readyz answers 503.
+ * GoCC variables is the whole config. A refused file (unreadable, not a regular file, ConfigError,
+ * InvalidQuotaError) is logged with its line and field; the last good config stays in force and
+ * /readyz shows the message. Until a file given at start has loaded once, /readyz answers 503.
+ * At start the file is read here, before anything is served; a reload reads and parses it in a
+ * thread (readConfigInThread) and puts it in force in slices, so requests go on meanwhile.
  */
 @Injectable()
 export class ConfigLoaderService {
   private readonly log = new Logger('Config');
   private watcher: FileWatcher | undefined;
-  /** The text last applied or refused: the same text again is neither re-applied nor re-logged. */
-  private lastText: string | undefined;
+  /** The digest of the bytes last applied or refused: the same again is neither applied nor logged. */
+  private lastDigest: string | undefined;
+  private reading: ConfigReading | undefined;
+  /** The reload under way; `again`: the file changed meanwhile, read it once more after. */
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
   readonly stats: ConfigLoaderStats = { applied: 0, refused: 0, valid: true };
 
   constructor(
@@ -48,10 +53,20 @@ export class ConfigLoaderService {
       this.log.log('no CONFIG_FILE: the default quota from MAX_REQUESTS/WINDOW_MILLIS is in force');
       return;
     }
-    this.reload();
+    const config = this.accepted(
+      readConfigFile({ file, gocc: this.settings.gocc, lastDigest: undefined }),
+    );
+    if (config !== undefined) {
+      try {
+        this.layers.setConfig(config);
+        this.applied(config);
+      } catch (error) {
+        this.refuse(this.reasonOf(error));
+      }
+    }
     this.watcher = new FileWatcher(
       file,
-      () => this.reload(),
+      () => void this.reload(),
       undefined,
       (error) =>
         this.log.warn(`cannot watch the directory of ${file} (${error.message}); polling it`),
@@ -59,28 +74,71 @@ export class ConfigLoaderService {
   }
 
   stop(): void {
+    this.stopped = true;
     this.watcher?.close();
     this.watcher = undefined;
+    this.reading?.cancel();
   }
 
-  /** Reads the file and puts it in force if it changed and is valid. */
-  reload(): void {
-    const file = this.settings.configFile;
-    if (file === undefined) return;
-    const text = this.read(file);
-    if (text === undefined || text === this.lastText) return;
-    this.lastText = text;
-    let config: LimiterConfig;
-    try {
-      config = parseConfigFile(text, { gocc: this.settings.gocc, source: file });
-      // In force over the admin's control set, if one is known (QuotaLayersService).
-      this.layers.setConfig(config);
-    } catch (error) {
-      this.refuse(
-        error instanceof InvalidQuotaError ? `${file}: ${error.message}` : message(error),
-      );
-      return;
+  /**
+   * Reads the file again and puts it in force if it changed and is valid; resolves once done. A
+   * call while a reload is under way makes that one read the file once more when it is done.
+   */
+  reload(): Promise<void> {
+    if (this.running !== undefined) {
+      this.again = true;
+      return this.running;
     }
+    this.running = this.reloadWhileChanged().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async reloadWhileChanged(): Promise<void> {
+    const file = this.settings.configFile;
+    if (file === undefined || this.stopped) return;
+    do {
+      this.again = false;
+      this.reading = readConfigInThread({
+        file,
+        gocc: this.settings.gocc,
+        lastDigest: this.lastDigest,
+      });
+      const read = await this.reading.result;
+      this.reading = undefined;
+      if (this.stopped) return; // a read cancelled by stop() is no refusal
+      const config = this.accepted(read);
+      if (config === undefined) continue;
+      try {
+        await this.layers.setConfigInSlices(config);
+        this.applied(config);
+      } catch (error) {
+        this.refuse(this.reasonOf(error));
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  /** The config of a read to put in force, or undefined (the read is refused or unchanged). */
+  private accepted(read: ConfigRead): LimiterConfig | undefined {
+    if (read.kind === 'unchanged') return undefined;
+    if (read.kind === 'unreadable') {
+      // Forget the digest: the same content coming back (a file restored) must clear the error.
+      this.lastDigest = undefined;
+      this.refuse(read.reason);
+      return undefined;
+    }
+    this.lastDigest = read.digest;
+    if (read.kind === 'valid') return read.config;
+    this.refuse(read.reason);
+    return undefined;
+  }
+
+  private reasonOf(error: unknown): string {
+    if (error instanceof InvalidQuotaError) return `${this.settings.configFile}: ${error.message}`;
+    return error instanceof Error ? error.message : String(error);
+  }
+
+  private applied(config: LimiterConfig): void {
+    const file = this.settings.configFile;
     const quotas = this.limiter.quotas().length;
     const providers =
       config.providers.length > 0 ? `, providers ${config.providers.join(', ')}` : '';
@@ -99,21 +157,6 @@ export class ConfigLoaderService {
     this.readiness.configLoaded = true;
   }
 
-  private read(file: string): string | undefined {
-    try {
-      const size = statSync(file).size;
-      if (size > MAX_CONFIG_BYTES) {
-        throw new Error(`is ${size} bytes, more than the ${MAX_CONFIG_BYTES} allowed`);
-      }
-      return readFileSync(file, 'utf8');
-    } catch (error) {
-      // Forget the text: the same content coming back (a file restored) must clear the error.
-      this.lastText = undefined;
-      this.refuse(`${file}: cannot read: ${message(error)}`);
-      return undefined;
-    }
-  }
-
   private refuse(reason: string): void {
     this.stats.refused++;
     this.stats.valid = false;
@@ -123,9 +166,4 @@ export class ConfigLoaderService {
       : 'not ready until the file is valid';
     this.log.error(`config refused (${kept}): ${reason}`);
   }
-}
-
-function message(error: unknown): string {
-  if (error instanceof ConfigError || error instanceof Error) return error.message;
-  return String(error);
 }
