@@ -81,6 +81,13 @@ export class Idempotency {
     return this.issued.get(memo);
   }
 
+  /** The clock stepped back to `now`: an answer given later is remembered from now, no longer. */
+  stepBack(now: number): void {
+    for (const [memo, r] of this.answers) {
+      if (r.at > now) this.answers.set(memo, { ...r, at: now });
+    }
+  }
+
   /** Forgets answers past their TTL, and ids whose receipt is older than `oldestReceipt`. */
   sweep(now: number, oldestReceipt: number): void {
     this.answerOrder.evictWhile(this.answerIsCurrent, (memo) => {
