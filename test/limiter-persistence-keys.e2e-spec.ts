@@ -309,4 +309,65 @@ describe('per-key persistence (real SQLite, store thread)', () => {
     await second.persistence.persist();
     expect(storedKeys()).toHaveLength(10);
   });
+
+  it('leaves out stored keys whose numbers are impossible, and counts them (issue 25 point 5)', async () => {
+    const first = await open([perMinute, leased]);
+    for (const key of ['end', 'half', 'nan', 'neg', 'ok'])
+      expect(await admitted(first, key, 2)).toBe(2);
+    const lease = await first.limiter.acquire({
+      key: 'job',
+      quota: 'leased',
+      cost: { requests: 1 },
+    });
+    expect(lease.leaseId).toBeDefined();
+    await close(first);
+
+    // Row of pm: [statsWindow, approved, denied, windowStart, windowEnd, used].
+    const db = new Database(join(dir, DATABASE_FILE));
+    const edit = (key: string, change: (row: Float64Array) => Float64Array): void => {
+      const { state } = db
+        .prepare<[string], { state: Buffer }>(
+          "SELECT state FROM key_state WHERE quota = 'pm' AND key = ?",
+        )
+        .get(key)!;
+      const row = change(new Float64Array(new Uint8Array(state).buffer));
+      db.prepare("UPDATE key_state SET state = ? WHERE quota = 'pm' AND key = ?").run(
+        Buffer.from(row.buffer, row.byteOffset, row.byteLength),
+        key,
+      );
+    };
+    const set = (i: number, value: number) => (row: Float64Array) => {
+      row[i] = value;
+      return row;
+    };
+    edit('neg', set(5, -1e9)); // admitted 40 of 40 on a 5/min limit
+    edit('end', set(4, 8.64e15)); // locked with retryAfterMs 8.6e15
+    edit('nan', set(5, NaN)); // admitted with remaining: null
+    // Bytes that are not whole numbers: the keys after it must still read their own.
+    db.prepare("UPDATE key_state SET state = ? WHERE quota = 'pm' AND key = 'half'").run(
+      Buffer.alloc(20, 1),
+    );
+    db.prepare("UPDATE key_state SET leases = ? WHERE quota = 'leased'").run(
+      JSON.stringify([{ id: lease.leaseId, requestId: 'r', expiresAt: 8.64e15 }]),
+    );
+    db.close();
+
+    clock.advance(1000);
+    const second = await open([perMinute, leased]);
+    expect(second.persistence.stats.rowsUnreadable).toBe(4);
+    for (const key of ['neg', 'end', 'nan', 'half'])
+      expect(await admitted(second, key, 40)).toBe(5);
+    const decided = await second.limiter.acquire({
+      key: 'nan',
+      quota: 'pm',
+      cost: { requests: 0 },
+    });
+    expect(decided).toMatchObject({ allowed: true, remaining: 0, limit: 5 });
+    expect(await admitted(second, 'ok', 5)).toBe(3); // read right after the short row
+    // A lease dated past its ttl from now holds its ttl at most (10 minutes), not forever.
+    const job = { key: 'job', quota: 'leased', cost: { requests: 1 } };
+    expect((await second.limiter.acquire(job)).code).toBe('CONCURRENCY_LIMITED');
+    clock.advance(10 * MINUTE);
+    expect((await second.limiter.acquire(job)).allowed).toBe(true);
+  });
 });

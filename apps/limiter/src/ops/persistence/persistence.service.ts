@@ -32,6 +32,8 @@ export interface PersistenceStats {
   /** Keys written and stored keys deleted, since start. */
   rowsWritten: number;
   rowsDeleted: number;
+  /** Stored keys left out of a restore: numbers, layout, leases or key no limiter writes. */
+  rowsUnreadable: number;
   enabled: boolean;
 }
 
@@ -72,6 +74,7 @@ export class PersistenceService {
     lastWriteMs: 0,
     rowsWritten: 0,
     rowsDeleted: 0,
+    rowsUnreadable: 0,
     enabled: false,
   };
 
@@ -85,9 +88,14 @@ export class PersistenceService {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {
     // A quota whose keys were loaded is stored by this process from now on.
-    this.restore = new UsageRestore(limiter.engine, this.log, (quota) => {
-      if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
-    });
+    this.restore = new UsageRestore(
+      limiter.engine,
+      this.log,
+      (quota) => {
+        if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
+      },
+      (keys) => (this.stats.rowsUnreadable += keys),
+    );
   }
 
   /**
