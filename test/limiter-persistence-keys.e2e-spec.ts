@@ -91,6 +91,23 @@ function query<T>(sql: string, ...params: unknown[]): T[] {
   }
 }
 
+/** Every write to key_state fails from now on (as on a full disk), or no longer does. */
+function failWrites(fail: boolean): void {
+  const db = new Database(join(dir, DATABASE_FILE));
+  try {
+    if (fail) {
+      for (const op of ['INSERT', 'UPDATE']) {
+        db.exec(`CREATE TRIGGER full_${op} BEFORE ${op} ON key_state
+          BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+      }
+    } else {
+      db.exec('DROP TRIGGER full_INSERT; DROP TRIGGER full_UPDATE');
+    }
+  } finally {
+    db.close();
+  }
+}
+
 const storedKeys = (quota = 'pm'): string[] =>
   query<{ key: string }>('SELECT key FROM key_state WHERE quota = ? ORDER BY key', quota).map(
     (r) => r.key,
@@ -229,6 +246,50 @@ describe('per-key persistence (real SQLite, store thread)', () => {
 
     await r.persistence.persist();
     expect(storedKeys()).toHaveLength(4 * SLICE_ROWS);
+  });
+
+  it('after a failed save, writes the keys it held and those changed since, not every key', async () => {
+    const r = await open([perMinute]);
+    acquireMany(r, 1000);
+    await r.persistence.persist();
+    expect(r.persistence.stats.rowsWritten).toBe(1000);
+
+    clock.advance(1000);
+    for (const key of ['k1', 'k2', 'k3']) await admitted(r, key, 1);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats).toMatchObject({ failures: 1, rowsWritten: 1000 });
+    // Still failing: the same three again, not the 1000.
+    await admitted(r, 'k4', 1);
+    failWrites(false);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats.failures).toBe(2);
+
+    failWrites(false);
+    await admitted(r, 'k5', 1);
+    await r.persistence.persist();
+    expect(r.persistence.stats.rowsWritten).toBe(1000 + 5);
+    const rewritten = query<{ key: string }>(
+      'SELECT key FROM key_state WHERE taken_at = ? ORDER BY key',
+      clock.now(),
+    );
+    expect(rewritten.map((row) => row.key)).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+  });
+
+  it('purges a deleted quota at the next save when the save that purged it failed', async () => {
+    const other: QuotaSpec = { ...perMinute, name: 'other' };
+    const r = await open([perMinute, other]);
+    acquireMany(r, 10, 'other');
+    await r.persistence.persist();
+    r.limiter.setQuotas([perMinute]);
+    await admitted(r, 'k1', 1);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats.failures).toBe(1);
+    failWrites(false);
+    await r.persistence.persist();
+    expect(query("SELECT id FROM quota_layout WHERE quota = 'other'")).toEqual([]);
   });
 
   it('forgets a quota deleted while running, also when it is defined again', async () => {
