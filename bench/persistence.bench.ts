@@ -21,6 +21,13 @@
  * window untouched keys would expire mid-run and the run would measure fewer keys); a row costs
  * the same whatever the window length. BENCH_KEYS=300000 picks the sizes; BENCH_QUICK=1 runs
  * 20 000 keys (smoke test); BENCH_SKIP_BUILD=1 uses the existing build.
+ *
+ * BENCH_FAILED_SAVES=1 measures instead what failing saves cost an idle limiter (issue 25 point
+ * 11), at 200 000 keys (BENCH_KEYS): after the fill is saved, every write to the file fails from
+ * then on (a trigger that raises SQLite's "database or disk is full", as a full disk does), one
+ * key is touched, and the limiter's CPU (process_cpu_seconds_total, its threads included) is read
+ * over three idle save periods. Peer in the same run: the same build whose saves succeed; and
+ * `before` (BENCH_BEFORE_ROOT) failing the same way.
  */
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
@@ -300,6 +307,87 @@ function rawUpserts(n: number): { allMs: number; shareMs: number } {
 
 const f = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
+/** Every write to the usage file fails from now on, as on a full disk. */
+function failWrites(dataDir: string): void {
+  const db = new Database(join(dataDir, 'limiter.sqlite'));
+  try {
+    for (const op of ['INSERT', 'UPDATE']) {
+      db.exec(`CREATE TRIGGER full_${op} BEFORE ${op} ON key_state
+        BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Fills n keys, waits for them to be saved, then (failing) makes every write fail; idle CPU. */
+async function idleCpu(
+  subject: Subject,
+  n: number,
+  dir: string,
+  failing: boolean,
+): Promise<{ cpuMsPerS: number; failed: number }> {
+  writeFileSync(join(dir, 'limits.yaml'), CONFIG);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const limiter = await startLimiter(subject, port, dir);
+  try {
+    await fill(url, n);
+    const filled = Date.now() / 1000;
+    const lastWrite = async (): Promise<number> =>
+      (await metrics(url)).get('ratelimit_persistence_last_write_timestamp_seconds') ?? 0;
+    while ((await lastWrite()) < filled) {
+      await postBatch(url, batchBody([0])); // a save writes only when something changed
+      await sleep(500);
+    }
+    if (failing) failWrites(join(dir, 'data'));
+    await postBatch(url, batchBody([0])); // one key changed: the next save has a row to write
+    await sleep(PERIOD_MS); // that save ran (and failed)
+    const before = await metrics(url);
+    const started = performance.now();
+    await sleep(WINDOW_MS);
+    const after = await metrics(url);
+    const cpu = 'process_cpu_seconds_total';
+    const failures = 'ratelimit_persistence_writes_total{result="failed"}';
+    return {
+      cpuMsPerS: ((after.get(cpu)! - before.get(cpu)!) * 1e6) / (performance.now() - started),
+      failed: after.get(failures) ?? 0,
+    };
+  } finally {
+    await limiter.stop();
+  }
+}
+
+async function failedSaves(subjects: readonly Subject[]): Promise<void> {
+  const n = SIZES[0] === 300_000 && !process.env['BENCH_KEYS'] ? 200_000 : SIZES[0]!;
+  const runs: [string, Subject, boolean][] = [
+    ['saving (peer)', subjects.find((s) => s.label === 'after')!, false],
+    ...subjects.filter((s) => s.persist).map((s): [string, Subject, boolean] => [s.label, s, true]),
+  ];
+  console.log(
+    `\n${n.toLocaleString('en')} keys saved, then idle over ${WINDOW_MS / 1000} s; ` +
+      'every write fails (full disk) but for the peer\n',
+  );
+  console.log('| subject | saves fail | CPU ms/s | failed saves |');
+  console.log('|---|---|---:|---:|');
+  const cpu = new Map<string, number>();
+  for (const [label, subject, failing] of runs) {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-persistence-failing-'));
+    try {
+      const o = await idleCpu(subject, n, dir, failing);
+      cpu.set(label, o.cpuMsPerS);
+      console.log(`| ${label} | ${failing ? 'yes' : 'no'} | ${f(o.cpuMsPerS, 1)} | ${o.failed} |`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const peer = cpu.get('saving (peer)')!;
+  for (const [label, ms] of cpu) {
+    if (label !== 'saving (peer)')
+      console.log(`${label}, failing: ${f(ms / peer, 1)}x the peer's CPU`);
+  }
+}
+
 async function main(): Promise<void> {
   if (process.env['BENCH_SKIP_BUILD'] !== '1') {
     execFileSync('npx', ['nest', 'build', 'limiter'], { cwd: root, stdio: 'inherit' });
@@ -314,6 +402,7 @@ async function main(): Promise<void> {
     ...(beforeRoot === undefined ? [] : [{ label: 'before', root: beforeRoot, persist: true }]),
     { label: 'after', root, persist: true },
   ];
+  if (process.env['BENCH_FAILED_SAVES'] === '1') return failedSaves(subjects);
   console.log(
     `node ${process.version}; ${cpus().length} cores shared by the load, the limiter and SQLite; ` +
       `traffic touches ${TOUCH_SHARE * 100} % of the keys per ${PERIOD_MS / 1000} s save period, ` +

@@ -5,11 +5,8 @@
  */
 import { compileQuota, type LimitSpec } from '@app/engine';
 import { Redis } from 'ioredis';
-import {
-  RedisQuotaStore,
-  type ClusterQuota,
-  type LeaseAsk,
-} from '../apps/limiter/src/cluster/redis-quota-store';
+import { RedisQuotaStore, type ClusterQuota } from '../apps/limiter/src/cluster/redis-quota-store';
+import { leaseAsk } from './support/lease-ask';
 import { uniquePrefix } from './support/limiter-process';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -27,19 +24,7 @@ const limit = (over: Partial<LimitSpec> = {}): LimitSpec => ({
 const quota = (...limits: LimitSpec[]): ClusterQuota =>
   compileQuota({ name: `${uniquePrefix()}.q`, limits });
 
-const ask = (over: Partial<LeaseAsk> = {}): LeaseAsk => ({
-  holder: 'a',
-  prevSeq: 0,
-  replicas: 1,
-  ttlMs: 1000,
-  horizonMs: 100,
-  approved: 0,
-  denied: 0,
-  want: [10],
-  need: [1],
-  unspent: [0],
-  ...over,
-});
+const ask = leaseAsk;
 
 describe('capacity leases in Redis (driver.lua lease and settle)', () => {
   let redis: Redis;

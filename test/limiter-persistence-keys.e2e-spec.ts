@@ -91,6 +91,23 @@ function query<T>(sql: string, ...params: unknown[]): T[] {
   }
 }
 
+/** Every write to key_state fails from now on (as on a full disk), or no longer does. */
+function failWrites(fail: boolean): void {
+  const db = new Database(join(dir, DATABASE_FILE));
+  try {
+    if (fail) {
+      for (const op of ['INSERT', 'UPDATE']) {
+        db.exec(`CREATE TRIGGER full_${op} BEFORE ${op} ON key_state
+          BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+      }
+    } else {
+      db.exec('DROP TRIGGER full_INSERT; DROP TRIGGER full_UPDATE');
+    }
+  } finally {
+    db.close();
+  }
+}
+
 const storedKeys = (quota = 'pm'): string[] =>
   query<{ key: string }>('SELECT key FROM key_state WHERE quota = ? ORDER BY key', quota).map(
     (r) => r.key,
@@ -231,6 +248,50 @@ describe('per-key persistence (real SQLite, store thread)', () => {
     expect(storedKeys()).toHaveLength(4 * SLICE_ROWS);
   });
 
+  it('after a failed save, writes the keys it held and those changed since, not every key', async () => {
+    const r = await open([perMinute]);
+    acquireMany(r, 1000);
+    await r.persistence.persist();
+    expect(r.persistence.stats.rowsWritten).toBe(1000);
+
+    clock.advance(1000);
+    for (const key of ['k1', 'k2', 'k3']) await admitted(r, key, 1);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats).toMatchObject({ failures: 1, rowsWritten: 1000 });
+    // Still failing: the same three again, not the 1000.
+    await admitted(r, 'k4', 1);
+    failWrites(false);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats.failures).toBe(2);
+
+    failWrites(false);
+    await admitted(r, 'k5', 1);
+    await r.persistence.persist();
+    expect(r.persistence.stats.rowsWritten).toBe(1000 + 5);
+    const rewritten = query<{ key: string }>(
+      'SELECT key FROM key_state WHERE taken_at = ? ORDER BY key',
+      clock.now(),
+    );
+    expect(rewritten.map((row) => row.key)).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+  });
+
+  it('purges a deleted quota at the next save when the save that purged it failed', async () => {
+    const other: QuotaSpec = { ...perMinute, name: 'other' };
+    const r = await open([perMinute, other]);
+    acquireMany(r, 10, 'other');
+    await r.persistence.persist();
+    r.limiter.setQuotas([perMinute]);
+    await admitted(r, 'k1', 1);
+    failWrites(true);
+    await r.persistence.persist();
+    expect(r.persistence.stats.failures).toBe(1);
+    failWrites(false);
+    await r.persistence.persist();
+    expect(query("SELECT id FROM quota_layout WHERE quota = 'other'")).toEqual([]);
+  });
+
   it('forgets a quota deleted while running, also when it is defined again', async () => {
     const r = await open([perMinute]);
     acquireMany(r, 20);
@@ -308,5 +369,66 @@ describe('per-key persistence (real SQLite, store thread)', () => {
     acquireMany(second, 10);
     await second.persistence.persist();
     expect(storedKeys()).toHaveLength(10);
+  });
+
+  it('leaves out stored keys whose numbers are impossible, and counts them (issue 25 point 5)', async () => {
+    const first = await open([perMinute, leased]);
+    for (const key of ['end', 'half', 'nan', 'neg', 'ok'])
+      expect(await admitted(first, key, 2)).toBe(2);
+    const lease = await first.limiter.acquire({
+      key: 'job',
+      quota: 'leased',
+      cost: { requests: 1 },
+    });
+    expect(lease.leaseId).toBeDefined();
+    await close(first);
+
+    // Row of pm: [statsWindow, approved, denied, windowStart, windowEnd, used].
+    const db = new Database(join(dir, DATABASE_FILE));
+    const edit = (key: string, change: (row: Float64Array) => Float64Array): void => {
+      const { state } = db
+        .prepare<[string], { state: Buffer }>(
+          "SELECT state FROM key_state WHERE quota = 'pm' AND key = ?",
+        )
+        .get(key)!;
+      const row = change(new Float64Array(new Uint8Array(state).buffer));
+      db.prepare("UPDATE key_state SET state = ? WHERE quota = 'pm' AND key = ?").run(
+        Buffer.from(row.buffer, row.byteOffset, row.byteLength),
+        key,
+      );
+    };
+    const set = (i: number, value: number) => (row: Float64Array) => {
+      row[i] = value;
+      return row;
+    };
+    edit('neg', set(5, -1e9)); // admitted 40 of 40 on a 5/min limit
+    edit('end', set(4, 8.64e15)); // locked with retryAfterMs 8.6e15
+    edit('nan', set(5, NaN)); // admitted with remaining: null
+    // Bytes that are not whole numbers: the keys after it must still read their own.
+    db.prepare("UPDATE key_state SET state = ? WHERE quota = 'pm' AND key = 'half'").run(
+      Buffer.alloc(20, 1),
+    );
+    db.prepare("UPDATE key_state SET leases = ? WHERE quota = 'leased'").run(
+      JSON.stringify([{ id: lease.leaseId, requestId: 'r', expiresAt: 8.64e15 }]),
+    );
+    db.close();
+
+    clock.advance(1000);
+    const second = await open([perMinute, leased]);
+    expect(second.persistence.stats.rowsUnreadable).toBe(4);
+    for (const key of ['neg', 'end', 'nan', 'half'])
+      expect(await admitted(second, key, 40)).toBe(5);
+    const decided = await second.limiter.acquire({
+      key: 'nan',
+      quota: 'pm',
+      cost: { requests: 0 },
+    });
+    expect(decided).toMatchObject({ allowed: true, remaining: 0, limit: 5 });
+    expect(await admitted(second, 'ok', 5)).toBe(3); // read right after the short row
+    // A lease dated past its ttl from now holds its ttl at most (10 minutes), not forever.
+    const job = { key: 'job', quota: 'leased', cost: { requests: 1 } };
+    expect((await second.limiter.acquire(job)).code).toBe('CONCURRENCY_LIMITED');
+    clock.advance(10 * MINUTE);
+    expect((await second.limiter.acquire(job)).allowed).toBe(true);
   });
 });

@@ -291,7 +291,9 @@ describe('restoreStoredKey', () => {
     });
     const none = new Engine([]);
     const layout = none.storedLayout('pm', perMinute.limits, 6);
-    expect(none.restoreStoredKey(layout, 'u', new Float64Array(6), 0, [], T0)).toBe(false);
+    expect(none.restoreStoredKey(layout, 'u', new Float64Array(6), 0, [], T0)).toBe(
+      'unknown-quota',
+    );
   });
 
   it('stores which sliding windows keep a log, and reads rows stored before logs as sub-buckets', () => {
@@ -313,7 +315,7 @@ describe('restoreStoredKey', () => {
     row[5 + (head % 11)] = 3;
     const b = new Engine([c]);
     const layout = b.storedLayout('c', c.limits, 16);
-    expect(b.restoreStoredKey(layout, 'u', row, 0, [], T0 + 10)).toBe(true);
+    expect(b.restoreStoredKey(layout, 'u', row, 0, [], T0 + 10)).toBe('loaded');
     expect(b.stats({ key: 'u', quota: 'c' }, T0 + 10)).toMatchObject({
       value: { limits: [{ used: 3 }] },
     });

@@ -8,6 +8,7 @@ import {
 } from './quota/compile';
 import { rowIdleAt } from './shard/idle';
 import type { Shard, TableState } from './shard/shard';
+import { storedRowProblem } from './shard/stored-row';
 
 /**
  * Per-key persistence without a second copy of the keys: every row carries a "changed since its
@@ -243,8 +244,15 @@ export class StoredLayout {
 }
 
 /**
- * Loads one stored key unless the engine holds it already (its state is newer than the stored
- * one). The row is left unmarked when it converted unchanged: it is stored as it is.
+ * What became of a stored key: loaded; kept as the engine holds it (its state is newer than the
+ * stored one); its quota is not configured; or unreadable, numbers no engine could have written
+ * (the problem names the field), so nothing of it is loaded.
+ */
+export type RestoredKey = 'loaded' | 'kept' | 'unknown-quota' | { readonly unreadable: string };
+
+/**
+ * Loads one stored key unless the engine holds it already, or its numbers are impossible. The row
+ * is left unmarked when it converted unchanged: it is stored as it is.
  */
 export function restoreStoredKey(
   q: CompiledQuota,
@@ -255,13 +263,16 @@ export function restoreStoredKey(
   offset: number,
   leases: readonly StoredLease[],
   now: number,
-): void {
+): RestoredKey {
   // From now on a key dropped while changed is remembered, so its stored copy is deleted.
   table.keys.tracked = true;
-  if (table.keys.find(key, hash) >= 0) return;
+  if (table.keys.find(key, hash) >= 0) return 'kept';
+  const problem = storedRowProblem(layout.limits, state, offset);
+  if (problem !== undefined) return { unreadable: problem };
   shard.load(table, key, hash, layout.limits, state, offset, leases, now);
   const row = table.keys.find(key, hash);
   if (row >= 0 && layout.sameAs(q)) table.keys.clearMark(row);
+  return 'loaded';
 }
 
 /** Marks rows of a quota changed: all of them, or those of `keys`; absent keys count as dropped. */

@@ -10,6 +10,7 @@ import {
   type LimitSpec,
   type QuotaSpec,
 } from './index';
+import { brokenBound, limitArb } from './limit-arbitraries.test-util';
 
 // Properties of the engine on a virtual clock: `now` is a plain number that only the test moves.
 const T0 = 1_800_000_000_000;
@@ -17,32 +18,6 @@ const RECEIPT_TTL_MS = 600_000;
 const IDEMPOTENCY_TTL_MS = 60_000;
 
 // ---------------------------------------------------------------------------------- generators
-
-const algorithmArb = fc.constantFrom<AlgorithmName>(
-  'fixed_window',
-  'sliding_window',
-  'token_bucket',
-);
-
-function limitArb(name: string, unit: string, algorithm?: AlgorithmName): fc.Arbitrary<LimitSpec> {
-  return fc
-    .record({
-      algorithm: algorithm === undefined ? algorithmArb : fc.constant(algorithm),
-      limit: fc.integer({ min: 1, max: 8 }),
-      windowMs: fc.constantFrom(7, 100, 250, 1000, 1500),
-      burst: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
-      precision: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
-    })
-    .map(({ algorithm, limit, windowMs, burst, precision }) => ({
-      name,
-      unit,
-      limit,
-      windowMs,
-      algorithm,
-      ...(algorithm === 'token_bucket' && burst !== undefined ? { burst } : {}),
-      ...(algorithm === 'sliding_window' && precision !== undefined ? { precision } : {}),
-    }));
-}
 
 /** One quota named `q`: a requests limit and maybe a tokens limit, of any algorithms. */
 function quotaArb(
@@ -299,40 +274,8 @@ function costIn(a: Admission, unit: string): number {
 
 /** The first way the admissions of one key break `limit`, or undefined. */
 function overAdmission(limit: LimitSpec, admissions: readonly Admission[]): string | undefined {
-  const list = admissions
-    .map((a) => ({ at: a.at, cost: costIn(a, limit.unit) }))
-    .filter((a) => a.cost > 0);
-  const w = limit.windowMs;
-  switch (limit.algorithm) {
-    case 'fixed_window': {
-      const perWindow = new Map<number, number>();
-      for (const a of list) {
-        const start = a.at - (a.at % w);
-        const sum = (perWindow.get(start) ?? 0) + a.cost;
-        perWindow.set(start, sum);
-        if (sum > limit.limit) return `window at ${start - T0}: ${sum} > ${limit.limit}`;
-      }
-      return undefined;
-    }
-    case 'sliding_window':
-      for (const { at } of list) {
-        const sum = list.filter((b) => b.at > at - w && b.at <= at).reduce((n, b) => n + b.cost, 0);
-        if (sum > limit.limit) return `(${at - w - T0}, ${at - T0}]: ${sum} > ${limit.limit}`;
-      }
-      return undefined;
-    case 'token_bucket': {
-      const burst = limit.burst ?? limit.limit;
-      for (const { at: a } of list) {
-        for (const { at: b } of list) {
-          if (b < a) continue;
-          const sum = list.filter((x) => x.at >= a && x.at <= b).reduce((n, x) => n + x.cost, 0);
-          // sum <= burst + limit * (b - a) / windowMs, in integers.
-          if (sum * w > burst * w + limit.limit * (b - a)) return `[${a - T0}, ${b - T0}]: ${sum}`;
-        }
-      }
-      return undefined;
-    }
-  }
+  const list = admissions.map((a) => ({ at: a.at, cost: costIn(a, limit.unit) }));
+  return brokenBound(limit, list, T0);
 }
 
 function byKey(admissions: readonly Admission[]): Admission[][] {

@@ -5,6 +5,7 @@ import {
   StoredLayout,
   type ChangeCursor,
   type ChangedRows,
+  type RestoredKey,
   type StoredLease,
 } from './changes';
 import { fnv1a } from './hash/fnv1a';
@@ -119,6 +120,8 @@ export class Engine {
   private readonly shards: Shard[];
   private resolver: QuotaResolver = QuotaResolver.of([]);
   private nextTable = 0;
+  /** The `now` of the last advance: a later call with an earlier one is a clock step back. */
+  private advancedTo = -Infinity;
 
   constructor(quotas: readonly QuotaSpec[] = [], options: EngineOptions = {}) {
     const count = options.shards ?? 25;
@@ -346,8 +349,14 @@ export class Engine {
     return { ok: true, value: shard.reset(table, input.key, hash, now) };
   }
 
-  /** Admits waiters whose time came, times out the rest, drops idle state. */
+  /**
+   * Admits waiters whose time came, times out the rest, drops idle state. A `now` before the
+   * previous call's is a clock that stepped back: what was dated from the later clock is dated
+   * now (Shard.clockSteppedBack), so no timer, lease or wait holds until the clock comes back.
+   */
   advance(now: number): void {
+    if (now < this.advancedTo) for (const shard of this.shards) shard.clockSteppedBack(now);
+    this.advancedTo = now;
     for (const shard of this.shards) shard.advance(now);
   }
 
@@ -476,7 +485,8 @@ export class Engine {
 
   /**
    * Loads one stored key (`layout.stride` numbers of `state` from `offset`) into its quota, unless
-   * the quota is not configured (false) or the engine holds the key already (its state is newer).
+   * the quota is not configured, the engine holds the key already (its state is newer), or the
+   * numbers are impossible (unreadable: nothing is loaded).
    */
   restoreStoredKey(
     layout: StoredLayout,
@@ -485,16 +495,18 @@ export class Engine {
     offset: number,
     leases: readonly StoredLease[],
     now: number,
-  ): boolean {
+  ): RestoredKey {
     const q = this.resolver.byNameOrUndefined(layout.quota);
-    if (q === undefined) return false;
-    restoreStoredKey(q, this.tableOf(q, key), layout, key, state, offset, leases, now);
-    return true;
+    if (q === undefined) return 'unknown-quota';
+    return restoreStoredKey(q, this.tableOf(q, key), layout, key, state, offset, leases, now);
   }
 
-  /** Loads a snapshot into the current quotas; limits are matched by name, unknown quotas skipped. */
-  restore(snapshot: EngineSnapshot, now: number): void {
-    restoreInto(
+  /**
+   * Loads a snapshot into the current quotas; limits are matched by name, unknown quotas skipped.
+   * Returns how many keys were left out for numbers no engine could have written.
+   */
+  restore(snapshot: EngineSnapshot, now: number): number {
+    return restoreInto(
       snapshot,
       now,
       (name) => this.resolver.byNameOrUndefined(name),

@@ -18,6 +18,6 @@ export { systemClock, VirtualClock } from './clock';
 export type { Clock } from './clock';
 export type { EngineSnapshot, QuotaSnapshot, LeaseSnapshot } from './snapshot';
 export { StoredLayout } from './changes';
-export type { ChangeCursor, ChangedQuota, ChangedRows, StoredLease } from './changes';
+export type { ChangeCursor, ChangedQuota, ChangedRows, RestoredKey, StoredLease } from './changes';
 export type { HeldKey, KeyListCursor } from './key-listing';
 export * from './types';

@@ -6,6 +6,7 @@ import {
   type StoredLimitSpec,
 } from './quota/compile';
 import type { Shard, TableState } from './shard/shard';
+import { storedRowProblem } from './shard/stored-row';
 
 export interface LeaseSnapshot {
   readonly key: string;
@@ -72,16 +73,18 @@ export function snapshotOf(
   };
 }
 
+/** Loads `snapshot`; returns the keys left out because their numbers are impossible. */
 export function restoreInto(
   snapshot: EngineSnapshot,
   now: number,
   findQuota: (name: string) => CompiledQuota | undefined,
   tableOf: (q: CompiledQuota, key: string) => [Shard, TableState, number],
-): void {
+): number {
   const quotas: unknown = (snapshot as Partial<EngineSnapshot> | undefined)?.quotas;
   if (snapshot?.version !== 2 || !Array.isArray(quotas)) {
     throw new SnapshotError('snapshot: unsupported version');
   }
+  let unreadable = 0;
   for (const qs of quotas as readonly QuotaSnapshot[]) {
     const q = findQuota(qs.name);
     if (q === undefined) continue;
@@ -97,6 +100,10 @@ export function restoreInto(
       leasesByKey.set(l.key, list);
     }
     qs.keys.forEach((key: string, i: number) => {
+      if (storedRowProblem(from.limits, rows, i * qs.stride) !== undefined) {
+        unreadable++;
+        return;
+      }
       const [shard, table, hash] = tableOf(q, key);
       shard.load(
         table,
@@ -110,4 +117,5 @@ export function restoreInto(
       );
     });
   }
+  return unreadable;
 }

@@ -103,6 +103,17 @@ describe('ControlStore (SQLite under DATA_DIR)', () => {
     expect(messages[1]).toContain('not a { key, value } entry');
   });
 
+  it('reads a set whose saved_at is no instant without it (a Date of it would throw)', () => {
+    const store = open();
+    store.save(set, 2);
+    store.close();
+    const db = new Database(join(dir, CONTROL_DATABASE_FILE));
+    db.prepare('UPDATE control_set SET saved_at = ? WHERE id = 1').run(2n ** 62n);
+    db.close();
+    expect(open().load(log)).toEqual({ set, savedAt: undefined });
+    expect(messages.join('\n')).toContain('saved_at: not an instant');
+  });
+
   it('answers undefined when DATA_DIR cannot be created', () => {
     const file = join(dir, 'a-file');
     writeFileSync(file, '');

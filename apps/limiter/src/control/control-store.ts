@@ -8,11 +8,14 @@ export const CONTROL_DATABASE_FILE = 'limiter-control.sqlite';
 
 export type ControlStoreLog = SqliteLog;
 
-/** The last control set this replica put in force, and when. */
+/** The last control set this replica put in force, and when (undefined: not an instant). */
 export interface StoredControlSet {
   readonly set: ControlSet;
-  readonly savedAt: number;
+  readonly savedAt: number | undefined;
 }
+
+/** The latest instant a Date holds (ECMAScript's time range). */
+const MAX_DATE_MS = 8.64e15;
 
 interface Row {
   saved_at: number;
@@ -83,7 +86,15 @@ export class ControlStore {
       if (problem !== undefined) log.warn(`${this.path}: stored entry left out: ${problem}`);
     }
     this.lastWritten = row.entries;
-    return { set: entries.toSet(), savedAt: row.saved_at };
+    const at: unknown = row.saved_at;
+    const savedAt =
+      typeof at === 'number' && Number.isSafeInteger(at) && at >= 0 && at <= MAX_DATE_MS
+        ? at
+        : undefined;
+    if (savedAt === undefined) {
+      log.warn(`${this.path}: saved_at: not an instant (epoch ms); the set is read without it`);
+    }
+    return { set: entries.toSet(), savedAt };
   }
 
   /** Replaces the stored set; a set equal to the stored one is not written again. */

@@ -175,7 +175,8 @@ export class ControlService {
     try {
       const stored = store.load(this.log);
       if (stored === undefined) return undefined;
-      const at = new Date(stored.savedAt).toISOString();
+      const at =
+        stored.savedAt === undefined ? 'an unknown time' : new Date(stored.savedAt).toISOString();
       this.log.log(`control set stored at ${at} in force until NATS answers (${store.path})`);
       return stored.set;
     } catch (error) {

@@ -32,15 +32,30 @@ export interface CompiledLimit {
 }
 
 /**
- * The contract every algorithm keeps. `now` is always a parameter (epoch ms); time that moves
- * backwards is treated as the latest time seen by the state, so a clock step never frees capacity.
- * A row of zeros is a fresh state, and a state that is idle (see `idleAt`) is equivalent to zeros.
+ * The contract every algorithm keeps. `now` is always a parameter (epoch ms). A `now` earlier than
+ * the instant the state was last brought to is a clock that stepped back: `sync` dates what the
+ * state holds from the future back to `now` (it happened, in real time, no later than now), so it
+ * counts from now for no longer than it counts when charged now: a step back never locks a key
+ * longer than one window (or one refill of what it owes), and `retryAfter` stays the first instant
+ * a retry succeeds. A row of zeros is a fresh state, and a state that is idle (see `idleAt`) is
+ * equivalent to zeros.
  */
 export interface LimitAlgorithm {
   /** Float64 slots of state per key. */
   slots(limit: CompiledLimit): number;
-  /** Bring the state forward to `now` (roll windows, refill); never changes what is admitted. */
+  /**
+   * Bring the state to `now`: forward (roll windows, refill: never changes what is admitted), or
+   * back after a clock step (what is dated after `now` is dated `now`).
+   */
   sync(s: Float64Array, o: number, limit: CompiledLimit, now: number): void;
+  /** The instant the state was last brought to (0: fresh); later than `now`: the clock stepped back. */
+  syncedAt(s: Float64Array, o: number, limit: CompiledLimit): number;
+  /**
+   * Why numbers read from outside the engine (a stored row) cannot be a state this algorithm
+   * wrote, naming the field; undefined when they can. Such a row is not loaded. A state dated
+   * after now can be one (the clock was ahead when it was written): `sync` brings it back.
+   */
+  stateProblem(s: Float64Array, o: number, limit: CompiledLimit): string | undefined;
   /** Cost that could be admitted now (after sync). May be negative after recorded overuse. */
   available(s: Float64Array, o: number, limit: CompiledLimit): number;
   charge(s: Float64Array, o: number, limit: CompiledLimit, now: number, cost: number): void;

@@ -5,6 +5,7 @@ import { slidingWindow } from './sliding-window';
 import { tokenBucket } from './token-bucket';
 
 export type { CompiledLimit, LimitAlgorithm } from './algorithm';
+export { keptTokens } from './token-bucket';
 
 export function algorithmFor(name: AlgorithmName): LimitAlgorithm {
   switch (name) {

@@ -1,4 +1,5 @@
 import type { CompiledLimit, LimitAlgorithm } from './algorithm';
+import { isCount, isInstant, isIntegerUpTo } from './state-check';
 
 // The exact regime of sliding_window (compile.ts decides which limits keep it): every admission
 // with its instant, so a cost charged at t counts for the instants [t, t + windowMs) and not one
@@ -6,8 +7,9 @@ import type { CompiledLimit, LimitAlgorithm } from './algorithm';
 //
 // Row: [seen, start, count, total, carry, carryUntil, ring of `logSize` entries]. An entry is one
 // unit of cost at an instant (a log of requests: `logUnits`) or an (instant, cost) pair. Entries
-// are in the order of their instants, oldest at `start`; `seen` is the latest `now` synced, so a
-// clock stepping back neither charges nor expires anything earlier than time already seen.
+// are in the order of their instants, oldest at `start`; `seen` is the latest `now` synced. A
+// clock that steps back before `seen` dates every entry after the new `now` at `now` (stepBack):
+// each was charged no later than now, so it counts a window from now at most.
 //
 // More cost than the log holds (usage past the limit, a lowered limit, costs with no request):
 // a log of units keeps the units that do not fit as `carry`, counted until the latest instant one
@@ -104,12 +106,42 @@ function add(s: Float64Array, o: number, limit: CompiledLimit, t: number, cost: 
   s[at + 1] = cost;
 }
 
+/**
+ * The clock stepped back from `seen` to `now`. Entries dated after now move to now, in order, one
+ * entry per instant in a log of pairs; an entry dated after `seen` (ahead of the clock by a change
+ * of layout, or a Lua lease's deadline) keeps its lead over the clock. The carry moves likewise.
+ */
+function stepBack(s: Float64Array, o: number, limit: CompiledLimit, now: number, seen: number) {
+  const redate = (t: number): number => (t <= seen ? Math.min(t, now) : now + (t - seen));
+  const count = s[o + COUNT]!;
+  let kept = 0;
+  for (let j = 0; j < count; j++) {
+    const from = entryAt(s, o, limit, j);
+    const t = redate(s[from]!);
+    if (!limit.logUnits && kept > 0) {
+      const last = entryAt(s, o, limit, kept - 1);
+      if (s[last] === t) {
+        s[last + 1] = s[last + 1]! + s[from + 1]!;
+        continue;
+      }
+    }
+    const to = entryAt(s, o, limit, kept++);
+    s[to] = t;
+    if (!limit.logUnits) s[to + 1] = s[from + 1]!;
+  }
+  s[o + COUNT] = kept;
+  if (s[o + CARRY]! > 0) {
+    s[o + CARRY_UNTIL] = redate(s[o + CARRY_UNTIL]! - limit.windowMs) + limit.windowMs;
+  }
+}
+
 export const slidingLog: LimitAlgorithm = {
   slots: (limit) => ENTRIES + limit.logSize * (limit.logUnits ? 1 : 2),
 
   sync(s, o, limit, now) {
     let seen = s[o + SEEN]!;
-    if (now > seen) s[o + SEEN] = seen = now;
+    if (now < seen) stepBack(s, o, limit, now, seen);
+    if (now !== seen) s[o + SEEN] = seen = now;
     let count = s[o + COUNT]!;
     if (count > 0) {
       const w = limit.windowMs;
@@ -135,6 +167,8 @@ export const slidingLog: LimitAlgorithm = {
       s[o + CARRY_UNTIL] = 0;
     }
   },
+
+  syncedAt: (s, o) => s[o + SEEN]!,
 
   available: (s, o, limit) => limit.limit - s[o + TOTAL]!,
 
@@ -232,5 +266,33 @@ export const slidingLog: LimitAlgorithm = {
   chargeUntil(s, o, limit, now, cost, until) {
     if (cost <= 0 || until <= Math.max(now, s[o + SEEN]!)) return;
     add(s, o, limit, Math.max(until - limit.windowMs, newest(s, o, limit)), cost);
+  },
+
+  stateProblem(s, o, limit) {
+    const w = limit.windowMs;
+    const seen = s[o + SEEN]!;
+    if (!isInstant(seen)) return 'seen: must be an instant (epoch ms)';
+    if (!isIntegerUpTo(s[o + START]!, limit.logSize - 1)) return 'start: must index the log';
+    const count = s[o + COUNT]!;
+    if (!isIntegerUpTo(count, limit.logSize)) return `count: must be from 0 to ${limit.logSize}`;
+    let sum = 0;
+    let previous = 0;
+    for (let j = 0; j < count; j++) {
+      const at = entryAt(s, o, limit, j);
+      // A layout change dates entries up to two sub-buckets after the clock, never a window.
+      if (!isIntegerUpTo(s[at]!, seen + w) || s[at]! < previous) {
+        return `entries[${j}]: must be in order, no later than a window after seen`;
+      }
+      previous = s[at]!;
+      const cost = costAt(s, at, limit);
+      if (!isCount(cost) || cost === 0) return `entries[${j}].cost: must be an integer >= 1`;
+      sum += cost;
+    }
+    const carry = s[o + CARRY]!;
+    if (!isCount(carry)) return 'carry: must be an integer >= 0';
+    if (!isIntegerUpTo(s[o + CARRY_UNTIL]!, seen + 2 * w)) {
+      return 'carryUntil: must be no later than two windows after seen';
+    }
+    return s[o + TOTAL] === sum + carry ? undefined : 'total: must be the entries and the carry';
   },
 };

@@ -1,4 +1,5 @@
 import type { CompiledLimit, LimitAlgorithm } from './algorithm';
+import { isCount, isIntegerUpTo, MAX_INSTANT } from './state-check';
 
 // The sub-bucket regime of sliding_window, for limits too large for an exact log (sliding-log.ts;
 // compile.ts decides). Row: [headBucket, total, ring of `ringSize` sub-bucket counts]. Time is cut
@@ -19,13 +20,34 @@ function slotOf(j: number, r: number): number {
   return ((j % r) + r) % r;
 }
 
+/**
+ * The clock stepped back to bucket `k`, before the head: every cost of a later bucket was charged
+ * no later than now, so it moves into bucket `k` (the total stays) and counts a window from now.
+ */
+function stepBack(s: Float64Array, o: number, limit: CompiledLimit, k: number, head: number) {
+  const r = limit.ringSize;
+  let moved = 0;
+  for (let j = Math.max(k + 1, head - r + 1); j <= head; j++) {
+    const at = o + RING + slotOf(j, r);
+    moved += s[at]!;
+    s[at] = 0;
+  }
+  // Buckets before the ring's oldest shared their slots with the ones just emptied: they read 0.
+  const at = o + RING + slotOf(k, r);
+  s[at] = s[at]! + moved;
+  s[o + HEAD] = k;
+}
+
 export const slidingWindow: LimitAlgorithm = {
   slots: (limit) => RING + limit.ringSize,
 
   sync(s, o, limit, now) {
     const k = bucketOf(limit, now);
     const head = s[o + HEAD]!;
-    if (k <= head) return;
+    if (k <= head) {
+      if (k < head) stepBack(s, o, limit, k, head);
+      return;
+    }
     const r = limit.ringSize;
     if (k - head >= r) {
       for (let i = 0; i < r; i++) s[o + RING + i] = 0;
@@ -41,6 +63,8 @@ export const slidingWindow: LimitAlgorithm = {
     }
     s[o + HEAD] = k;
   },
+
+  syncedAt: (s, o, limit) => s[o + HEAD]! * limit.bucketMs,
 
   available: (s, o, limit) => limit.limit - s[o + TOTAL]!,
 
@@ -117,5 +141,19 @@ export const slidingWindow: LimitAlgorithm = {
     const at = o + RING + slotOf(k, r);
     s[at] = s[at]! + cost;
     s[o + TOTAL] = s[o + TOTAL]! + cost;
+  },
+
+  stateProblem(s, o, limit) {
+    const head = s[o + HEAD]!;
+    if (!isIntegerUpTo(head, Math.floor(MAX_INSTANT / limit.bucketMs))) {
+      return 'head: must be the sub-bucket of an instant';
+    }
+    let sum = 0;
+    for (let i = 0; i < limit.ringSize; i++) {
+      const cost = s[o + RING + i]!;
+      if (!isCount(cost)) return `buckets[${i}]: must be an integer >= 0`;
+      sum += cost;
+    }
+    return s[o + TOTAL] === sum ? undefined : 'total: must be the sum of the sub-buckets';
   },
 };

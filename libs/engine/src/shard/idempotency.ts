@@ -162,6 +162,15 @@ export class Idempotency {
     return receipt < 0 ? undefined : receipt;
   }
 
+  /** The clock stepped back to `now`: an answer given later is remembered from now, no longer. */
+  stepBack(now: number): void {
+    const n = this.nums;
+    for (let i = this.answered; i < this.next; i++) {
+      const at = (i & (this.capacity - 1)) * W + AT;
+      if (n[at]! > now) n[at] = now;
+    }
+  }
+
   /**
    * Forgets answers past their window (their strings and waiters go; the id stays while it may
    * name a receipt), then ids with neither an answer nor a receipt at or after `oldestReceipt`.

@@ -1,4 +1,4 @@
-import type { CompiledLimit } from '../algorithms';
+import { keptTokens, type CompiledLimit } from '../algorithms';
 import { ROW_HEADER } from '../quota/compile';
 
 /**
@@ -28,9 +28,7 @@ export function convertRow(
       const n = l.impl.slots(l);
       for (let i = 0; i < n; i++) dst[dO + i] = src[so + i]!;
       if (l.algorithm === 'token_bucket' && old.capacity !== l.capacity) {
-        // Keep the tokens there were, within the new burst.
-        const tokens = old.capacity * old.windowMs - dst[dO]!;
-        dst[dO] = l.capacity * l.windowMs - Math.min(tokens, l.capacity * l.windowMs);
+        dst[dO] = keptTokens(old, dst[dO]!, l);
       }
     } else {
       old.impl.sync(src, so, old, now);

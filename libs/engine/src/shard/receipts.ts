@@ -114,6 +114,15 @@ export class Receipts {
     }
   }
 
+  /** The clock stepped back to `now`: a receipt charged later was charged at now, no later. */
+  stepBack(now: number): void {
+    const r = this.ring;
+    for (let seq = this.oldest; seq < this.next; seq++) {
+      const o = (seq & (this.capacity - 1)) * W;
+      if (r[o + SEQ] === seq && r[o + AT]! > now) r[o + AT] = now;
+    }
+  }
+
   private forget(seq: number): void {
     if (this.objects.size > 0) this.objects.delete(seq);
   }

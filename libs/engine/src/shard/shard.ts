@@ -87,6 +87,8 @@ export class Shard implements WaitHost {
   private readonly otherPrefix: string;
   /** When the next pass over the rows drops idle keys; 0 while the shard holds no key. */
   private sweepAt = 0;
+  /** The clock stepped back: the next pass also brings rows dated after it back to it. */
+  private redateRows = false;
 
   /** `sweepPhase` (0..1) staggers the shards' passes so they never all run in one tick. */
   constructor(
@@ -594,11 +596,14 @@ export class Shard implements WaitHost {
     const row = existing >= 0 ? existing : this.createRow(t, key, hash, now);
     convertRow(from, src, srcBase, q.limits, t.keys.rows, row * q.stride, now);
     if (q.concurrency !== undefined) {
+      // A lease lasts leaseTtlMs from its admission, which came no later than now.
+      const latest = now + q.concurrency.leaseTtlMs;
       for (const l of leases) {
-        if (l.expiresAt <= now) continue;
+        if (!(l.expiresAt > now)) continue;
         const x = this.extrasOf(t, key);
         x.leases ??= new Map<string, Lease>();
-        x.leases.set(l.id, { id: l.id, requestId: l.requestId, expiresAt: l.expiresAt });
+        const expiresAt = Math.min(l.expiresAt, latest);
+        x.leases.set(l.id, { id: l.id, requestId: l.requestId, expiresAt });
       }
     }
     this.examine(t, row, now);
@@ -613,6 +618,28 @@ export class Shard implements WaitHost {
     this.sweep(now);
   }
 
+  /**
+   * The host's clock stepped back to `now`. What was dated from the later clock happened no later
+   * than now, so it is dated now: every timer entry is due, leases and waits last their span from
+   * now at most, receipts and remembered answers expire their TTL from now, the next idle pass
+   * comes within its interval and brings rows dated after now back to it (algorithms do the same
+   * for a row a request reaches first). Nothing waits for the clock to come back.
+   */
+  clockSteppedBack(now: number): void {
+    this.timers.stepBack(now);
+    for (const t of this.tables) {
+      if (t === undefined) continue;
+      const ttl = t.quota.concurrency?.leaseTtlMs ?? Infinity;
+      for (const x of t.extras.values()) x.stepBack(now, ttl);
+    }
+    this.receipts.stepBack(now);
+    this.memos.stepBack(now);
+    if (this.sweepAt !== 0) {
+      this.sweepAt = Math.min(this.sweepAt, now + this.options.idleSweepMs);
+      this.redateRows = true;
+    }
+  }
+
   nextWakeAt(): number {
     const at = this.timers.nextAt();
     return this.sweepAt !== 0 && this.sweepAt < at ? this.sweepAt : at;
@@ -623,6 +650,8 @@ export class Shard implements WaitHost {
    * a pass over the rows every `idleSweepMs` drops those whose state holds no information.
    */
   private dropIdleRows(now: number): void {
+    const redate = this.redateRows;
+    this.redateRows = false;
     let left = 0;
     for (const t of this.tables) {
       if (t === undefined) continue;
@@ -630,7 +659,9 @@ export class Shard implements WaitHost {
       // Re-read on every step: the last delete resets the table.
       for (let row = 0; row < t.keys.keys.length; row++) {
         const key = t.keys.keys[row];
-        if (key === undefined || t.extras.has(key) || this.keepsOwn(t, row, now)) continue;
+        if (key === undefined) continue;
+        if (redate) redateRow(t, row, now);
+        if (t.extras.has(key) || this.keepsOwn(t, row, now)) continue;
         if (rowIdleAt(q, t.keys.rows, row * q.stride) <= now) t.keys.delete(row);
       }
       left += t.keys.size;
@@ -719,7 +750,7 @@ export class Shard implements WaitHost {
           s,
           base,
         };
-        w.settle(this.admit(a, now - w.enqueuedAt));
+        w.settle(this.admit(a, Math.max(0, now - w.enqueuedAt)));
       }
       next = Math.min(next, nextDue(extras, now));
       if (extras.isEmpty()) t.extras.delete(key);
@@ -765,6 +796,25 @@ export class Shard implements WaitHost {
       waiters,
     };
   }
+}
+
+/**
+ * After the clock stepped back to `now`: a row dated after it is brought back to it (as a request
+ * would), so its idle instant, its stored copy and its key's own limits count from now.
+ */
+function redateRow(t: TableState, row: number, now: number): void {
+  const keys = t.keys;
+  const own = keys.ownAt(row);
+  if (own !== undefined && own.lastUsed > now) own.lastUsed = now;
+  const q = own?.quota ?? t.quota;
+  const s = keys.rows;
+  const base = row * q.stride;
+  let ahead = s[base + ROW_STATS_WINDOW]! > now;
+  for (const l of q.limits) ahead ||= l.impl.syncedAt(s, base + l.offset, l) > now;
+  if (!ahead) return;
+  syncRow(q, s, base, now);
+  touchStats(q, s, base, now);
+  keys.mark(row);
 }
 
 /** What usage without a receipt settles from. */

@@ -1,4 +1,4 @@
-import type { CompiledLimit } from '../algorithms';
+import { keptTokens, type CompiledLimit } from '../algorithms';
 import type { CompiledQuota } from '../quota/compile';
 import type { SharedKeyQuotas } from './key-limits';
 import { KeyTable } from './key-table';
@@ -78,8 +78,7 @@ export function adjustCapacities(
     for (let row = 0; row < keys.keys.length; row++) {
       if (keys.keys[row] === undefined) continue;
       const at = row * keys.stride + b.offset;
-      const tokens = a.capacity * a.windowMs - keys.rows[at]!;
-      keys.rows[at] = b.capacity * b.windowMs - Math.min(tokens, b.capacity * b.windowMs);
+      keys.rows[at] = keptTokens(a, keys.rows[at]!, b);
       keys.mark(row);
     }
   }

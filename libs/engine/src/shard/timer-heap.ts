@@ -65,6 +65,11 @@ export class TimerHeap {
     this.maybeShrink();
   }
 
+  /** Every entry due after `now` becomes due at `now` (a clock that stepped back); order holds. */
+  dueBy(now: number): void {
+    for (let i = 0; i < this.n; i++) if (this.at[i]! > now) this.at[i] = now;
+  }
+
   /** Rewrites row numbers after a table compaction. */
   remap(table: number, moved: ReadonlyMap<number, number>): void {
     for (let i = 0; i < this.n; i++) {

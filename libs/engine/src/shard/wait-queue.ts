@@ -58,12 +58,21 @@ export class KeyTimers {
   remap(table: number, moved: ReadonlyMap<number, number>): void {
     this.heap.remap(table, moved);
   }
+
+  /**
+   * The clock stepped back to `now`: every entry is due now (an early examination only schedules
+   * the next one; a late one would stall the key until the clock came back). Keys move their own
+   * `scheduledAt` along (KeyExtras.stepBack).
+   */
+  stepBack(now: number): void {
+    this.heap.dueBy(now);
+  }
 }
 
 /** A waiter's refusal: it leaves the queue charged nothing. */
 export function waiterRefusal(w: Waiter, code: DecisionCode, reason: string, now: number): Reply {
   const r = refusal(code, w.requestId, w.input.key, w.table.quota.name, reason);
-  r.waitedMs = now - w.enqueuedAt;
+  r.waitedMs = Math.max(0, now - w.enqueuedAt);
   return r;
 }
 

@@ -63,8 +63,9 @@ export class Waiter {
     readonly table: TableState,
     readonly input: AcquireInput,
     readonly requestId: string,
-    readonly enqueuedAt: number,
-    readonly deadline: number,
+    /** Both move only when the clock steps back (`stepBack`). */
+    public enqueuedAt: number,
+    public deadline: number,
     /** Hash of (quota, key), which receipts use instead of the key. */
     readonly hash: number,
     private readonly host: WaitHost,
@@ -95,6 +96,16 @@ export class Waiter {
     const c = this.callers;
     if (Array.isArray(c)) for (const p of c) p.settle(decision);
     else c.settle(decision);
+  }
+
+  /**
+   * The clock stepped back to `now`, before this waiter was queued: it was queued no later than
+   * now, so it waits its budget from now at most, never until the clock comes back.
+   */
+  stepBack(now: number): void {
+    if (this.enqueuedAt <= now) return;
+    this.deadline = Math.min(this.deadline, now + (this.deadline - this.enqueuedAt));
+    this.enqueuedAt = now;
   }
 
   leave(p: PendingAcquire, now: number): boolean {
@@ -152,6 +163,21 @@ export class KeyExtras {
 
   isEmpty(): boolean {
     return this.waiting === 0 && (this.leases === undefined || this.leases.size === 0);
+  }
+
+  /**
+   * The clock stepped back to `now`: a lease lasts `leaseTtlMs` from its admission, which came no
+   * later than now; waiters wait their budget from now at most; a timer entry is due now.
+   */
+  stepBack(now: number, leaseTtlMs: number): void {
+    const latest = now + leaseTtlMs;
+    if (this.leases !== undefined) {
+      for (const l of this.leases.values()) {
+        if (l.expiresAt > latest) this.leases.set(l.id, { ...l, expiresAt: latest });
+      }
+    }
+    for (let i = this.head; i < this.queue.length; i++) this.queue[i]!.stepBack(now);
+    if (this.scheduledAt > now) this.scheduledAt = now;
   }
 
   expireLeases(now: number): void {

@@ -60,6 +60,27 @@ local RECEIPTS, MEMO_MS = tonumber(ARGV[h + 3]), tonumber(ARGV[h + 4])
 local FIRST = h + 5
 local LAYOUTS = table.concat(fields, '\n')
 
+-- Redis's clock stepped back: what a key's records dated after now hold, they hold from now for
+-- no longer than they were given (as the algorithms date their state, and the engine its leases).
+-- A grant keeps its span; its deadlines move with it, as the log dates the grant's units.
+local function stepBack(c)
+  for _, g in pairs(c.grants) do
+    if g[2] > now then
+      local by = g[2] - now
+      g[2], g[3] = now, g[3] - by
+      for i = 1, n do
+        local redate = limits[i].impl.redate
+        if g[5][i] > 0 then
+          g[5][i] = redate and redate(c.states[i], limits[i], now, g[5][i]) or g[5][i] - by
+        end
+      end
+      c.grantsDirty = true
+    end
+  end
+  for _, lease in ipairs(c.leases) do lease[2] = math.min(lease[2], now + LEASE_MS) end
+  c.m = math.min(c.m, now + MEMO_MS)
+end
+
 -- Grants past their expiresAt end without a give-back, oldest first: each limit is synced to that
 -- instant before the grant's units stop being held (token bucket), so refill never runs early.
 local function expireGrants(c)
@@ -128,6 +149,7 @@ local function state(k)
     if c.grantsDirty and s[3] ~= nil and limits[i].impl == ALGORITHMS.token_bucket then s[3] = nil end
     states[i] = s
   end
+  stepBack(c)
   expireGrants(c)
   for i = 1, n do limits[i].impl.sync(states[i], limits[i], now) end
   open[k] = c
@@ -321,9 +343,11 @@ local function release(k, rid, leaseId)
   if rid == '' then return { 0, now } end
   local rec = receiptOf(k, c, rid)
   if rec == nil then return { 0, now } end
+  -- Charged before Redis's clock stepped back: where it counts now is not known, so nothing is
+  -- given back (never more than was charged).
   for i = 1, n do
     local cost = rec[4 + i]
-    if cost > 0 then limits[i].impl.refund(c.states[i], limits[i], rec[2], cost) end
+    if cost > 0 and rec[2] <= now then limits[i].impl.refund(c.states[i], limits[i], rec[2], cost) end
   end
   rec[4] = 0
   c.sets['r' .. string.format('%d', rec[1] % RECEIPTS)] = cmsgpack.pack(rec)
@@ -342,7 +366,7 @@ local function usage(k, rid, costs)
     local delta = costs[i] - (rec and rec[4 + i] or 0)
     if delta > 0 then
       l.impl.charge(c.states[i], l, now, delta)
-    elseif delta < 0 then
+    elseif delta < 0 and rec[2] <= now then
       l.impl.refund(c.states[i], l, rec[2], -delta)
     end
   end
@@ -496,7 +520,7 @@ local function settle(k, chargedAt, untils, deltas)
     local l, d = limits[i], deltas[i]
     if d > 0 then
       l.impl.charge(c.states[i], l, now, d)
-    elseif d < 0 then
+    elseif d < 0 and chargedAt <= now then
       l.impl.giveBack(c.states[i], l, chargedAt, untils[i], 0, -d)
     end
   end

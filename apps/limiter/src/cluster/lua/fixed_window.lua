@@ -2,24 +2,37 @@
 -- epoch, as in libs/engine, so a key moved between the engine and Redis agrees on its window.
 -- A calendar limit (align: calendar) is given its window boundaries by the caller, computed from
 -- the IANA zone (Redis has no time zone data); Redis's own clock picks the window among them.
+local function bounds(s, l, now)
+  local b = l.calendar
+  if b == nil then
+    s[1] = now - (now % l.windowMs)
+    s[2] = s[1] + l.windowMs
+    return
+  end
+  for i = 1, #b - 1 do
+    if b[i] <= now and now < b[i + 1] then
+      s[1], s[2] = b[i], b[i + 1]
+      return
+    end
+  end
+  error('calendar: no window boundary given around ' .. now)
+end
+
 ALGORITHMS.fixed_window = {
   fresh = function(l) return { 0, 0, 0 } end,
   sync = function(s, l, now)
-    if now < s[2] then return end
-    s[3] = 0
-    local b = l.calendar
-    if b == nil then
-      s[1] = now - (now % l.windowMs)
-      s[2] = s[1] + l.windowMs
-      return
-    end
-    for i = 1, #b - 1 do
-      if b[i] <= now and now < b[i + 1] then
-        s[1], s[2] = b[i], b[i + 1]
-        return
+    if now >= s[2] then
+      s[3] = 0
+      bounds(s, l, now)
+    elseif now < s[1] then
+      -- A window that starts after now: the clock stepped back. What it counts was charged no
+      -- later than now, so it counts in a window of the same length from now (fixed-window.ts).
+      if s[3] == 0 then
+        bounds(s, l, now)
+      else
+        s[1], s[2] = now, now + (s[2] - s[1])
       end
     end
-    error('calendar: no window boundary given around ' .. now)
   end,
   charge = function(s, l, now, cost) s[3] = s[3] + cost end,
   -- GoCC gives a released request back to the current window only.

@@ -2,7 +2,8 @@
 -- instants [t, t + windowMs), and retryAfter is the instant the oldest needed cost leaves. State
 -- {seen, total, carry, carryUntil, t1, c1, t2, c2, ...}: entries oldest first, one per instant
 -- (the engine keeps a unit per entry in a log of units; the same units, grouped). `seen` is the
--- latest now synced. More than the log holds: a log of units (l.logUnits) counts the units that
+-- latest now synced; a clock that steps back before it dates later entries at now (redate).
+-- More than the log holds: a log of units (l.logUnits) counts the units that
 -- do not fit as carry, until the latest instant one of them stops counting; a log of pairs merges
 -- the two neighbouring entries closest in time into the later one (the oldest such on a tie).
 local E = 5 -- the first entry's instant; its cost at E + 1
@@ -61,10 +62,33 @@ local function add(s, l, t, cost)
   end
 end
 
+-- An instant of the state when the clock stepped back from `seen` to `now` (sliding-log.ts): at
+-- now if it was no later than seen, else keeping its lead over the clock (a lease's deadline).
+local function redate(seen, now, t)
+  if t <= seen then return math.min(t, now) end
+  return now + (t - seen)
+end
+
+local function stepBack(s, l, now)
+  local seen, n, w = s[1], #s, E
+  for i = E, n - 1, 2 do
+    local t, c = redate(seen, now, s[i]), s[i + 1]
+    if w > E and s[w - 2] == t then
+      s[w - 1] = s[w - 1] + c
+    else
+      s[w], s[w + 1] = t, c
+      w = w + 2
+    end
+  end
+  for i = n, w, -1 do s[i] = nil end
+  if s[3] > 0 then s[4] = redate(seen, now, s[4] - l.windowMs) + l.windowMs end
+end
+
 ALGORITHMS.sliding_log = {
   fresh = function(l) return { 0, 0, 0, 0 } end,
   sync = function(s, l, now)
-    if now > s[1] then s[1] = now end
+    if now < s[1] then stepBack(s, l, now) end
+    s[1] = now
     local seen, i = s[1], E
     while i < #s and s[i] + l.windowMs <= seen do
       s[2] = s[2] - s[i + 1]
@@ -160,6 +184,11 @@ ALGORITHMS.sliding_log.giveBack = function(s, l, t, until_, granted, unspent)
   if unspent > 0 then ALGORITHMS.sliding_log.refund(s, l, until_, unspent) end
 end
 ALGORITHMS.sliding_log.expire = function(s, l, t, until_, granted) end
+-- A grant's deadline when the clock stepped back to now: dated as its units are (driver.lua).
+ALGORITHMS.sliding_log.redate = function(s, l, now, t)
+  if s[1] <= now then return t end
+  return redate(s[1], now, t)
+end
 ALGORITHMS.sliding_log.resetMs = function(s, l, now)
   if s[2] <= 0 then return 0 end
   return math.max(0, ALGORITHMS.sliding_log.idleAt(s, l) - now)

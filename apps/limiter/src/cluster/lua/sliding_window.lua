@@ -12,8 +12,21 @@ ALGORITHMS.sliding_window = {
   sync = function(s, l, now)
     local k = math.floor(now / l.bucketMs)
     local head = s[1]
-    if k <= head then return end
     local r = l.ringSize
+    if k < head then
+      -- The clock stepped back: later buckets move into the bucket of now (sliding-window.ts).
+      local moved = 0
+      for j = math.max(k + 1, head - r + 1), head do
+        local at = slot(j, r)
+        moved = moved + s[at]
+        s[at] = 0
+      end
+      local at = slot(k, r)
+      s[at] = s[at] + moved
+      s[1] = k
+      return
+    end
+    if k == head then return end
     if k - head >= r then
       for i = 1, r do s[2 + i] = 0 end
       s[2] = 0

@@ -9,10 +9,17 @@ local function setHeld(s, v)
   if v > 0 then s[3] = v else s[3] = nil end
 end
 
+-- The most a bucket owes: one burst past empty (token-bucket.ts, maxDeficit).
+local function maxDeficit(l) return math.min(2 * l.capacity * l.windowMs, 9007199254740991) end
+
 ALGORITHMS.token_bucket = {
   fresh = function(l) return { 0, 0 } end,
   sync = function(s, l, now)
-    if now <= s[2] then return end
+    if now <= s[2] then
+      -- The clock stepped back: refill goes on from now, what is owed is owed from now.
+      if now < s[2] then s[2] = now end
+      return
+    end
     local held = heldOf(s)
     if s[1] > held then
       local refill = (now - s[2]) * l.limit
@@ -20,7 +27,10 @@ ALGORITHMS.token_bucket = {
     end
     s[2] = now
   end,
-  charge = function(s, l, now, cost) s[1] = s[1] + cost * l.windowMs end,
+  charge = function(s, l, now, cost)
+    local next = s[1] + cost * l.windowMs
+    if next <= maxDeficit(l) then s[1] = next else s[1] = math.max(maxDeficit(l), s[1]) end
+  end,
   refund = function(s, l, chargedAt, cost)
     s[1] = math.max(heldOf(s), s[1] - cost * l.windowMs)
   end,

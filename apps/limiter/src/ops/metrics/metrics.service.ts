@@ -129,13 +129,14 @@ export class MetricsService {
     });
     new Counter({
       name: 'ratelimit_persistence_rows_total',
-      help: 'Keys written to DATA_DIR by saves (written), and stored keys deleted (deleted)',
+      help: 'Keys written to DATA_DIR by saves (written), stored keys deleted (deleted), and stored keys left out of a restore as impossible (unreadable)',
       labelNames: ['op'] as const,
       registers,
       collect() {
         this.reset();
         this.labels('written').inc(persistence.stats.rowsWritten);
         this.labels('deleted').inc(persistence.stats.rowsDeleted);
+        this.labels('unreadable').inc(persistence.stats.rowsUnreadable);
       },
     });
     new Gauge({

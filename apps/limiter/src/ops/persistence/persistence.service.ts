@@ -32,7 +32,23 @@ export interface PersistenceStats {
   /** Keys written and stored keys deleted, since start. */
   rowsWritten: number;
   rowsDeleted: number;
+  /** Stored keys left out of a restore: numbers, layout, leases or key no limiter writes. */
+  rowsUnreadable: number;
   enabled: boolean;
+}
+
+/** Keys of one quota (a slice's written rows, or its dropped keys). */
+interface KeysOf {
+  readonly quota: string;
+  readonly keys: readonly string[];
+}
+
+/** The keys of a slice's rows, by quota. */
+function keysByQuota(rows: ChangedRows): KeysOf[] {
+  if (rows.quotas.length === 1) return [{ quota: rows.quotas[0]!.name, keys: rows.keys }];
+  const keys = rows.quotas.map((): string[] => []);
+  rows.keys.forEach((key, i) => keys[rows.quota[i]!]!.push(key));
+  return rows.quotas.map((q, i) => ({ quota: q.name, keys: keys[i]! }));
 }
 
 /** The last write at shutdown, for the shutdown line. */
@@ -62,6 +78,8 @@ export class PersistenceService {
   private abandoned = false;
   /** Quotas whose keys this process keeps stored, with the engine generation they belong to. */
   private readonly owned = new Map<string, number>();
+  /** Quotas whose purge a failed save rolled back: purged again by the next save. */
+  private readonly purgeAgain = new Set<string>();
   private lastFailure = '';
   /** Saves started, numbering each save's transaction in the store thread. */
   private saves = 0;
@@ -72,6 +90,7 @@ export class PersistenceService {
     lastWriteMs: 0,
     rowsWritten: 0,
     rowsDeleted: 0,
+    rowsUnreadable: 0,
     enabled: false,
   };
 
@@ -85,9 +104,14 @@ export class PersistenceService {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {
     // A quota whose keys were loaded is stored by this process from now on.
-    this.restore = new UsageRestore(limiter.engine, this.log, (quota) => {
-      if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
-    });
+    this.restore = new UsageRestore(
+      limiter.engine,
+      this.log,
+      (quota) => {
+        if (!this.owned.has(quota)) this.owned.set(quota, limiter.engine.generationOf(quota)!);
+      },
+      (keys) => (this.stats.rowsUnreadable += keys),
+    );
   }
 
   /**
@@ -209,7 +233,11 @@ export class PersistenceService {
     const started = performance.now();
     const now = this.clock.now();
     const purged: Promise<StoreReply>[] = [];
-    const names = this.persistedNames((quotas) => purged.push(thread().purge(quotas, save)));
+    const purgedNames: string[] = [];
+    const names = this.persistedNames((quotas) => {
+      purgedNames.push(...quotas);
+      purged.push(thread().purge(quotas, save));
+    });
     const sent = await this.writeChanged(save, names, now, thread);
     if (purged.length + sent.replies.length === 0) {
       if (!final) await this.sweep(thread(), now);
@@ -218,9 +246,12 @@ export class PersistenceService {
     const replies = await Promise.all([...purged, ...sent.replies, thread().commit(save)]);
     const failure = replies.find((r) => !r.ok);
     if (failure !== undefined && !failure.ok) {
-      // Rolled back as a whole: everything is written again by the next save.
-      for (const name of names) this.limiter.engine.markChanged(name);
-      for (const g of sent.gone) this.limiter.engine.markChanged(g.quota, g.keys);
+      // Rolled back as a whole: the keys it held are written again by the next save, and only
+      // they (marking every key would make each save after a failure rewrite them all).
+      for (const batch of [...sent.written, ...sent.gone]) {
+        this.limiter.engine.markChanged(batch.quota, batch.keys);
+      }
+      for (const name of purgedNames) this.purgeAgain.add(name);
       this.stats.failures++;
       // Once per distinct problem: a full disk would otherwise log every period.
       if (failure.error !== this.lastFailure)
@@ -242,18 +273,19 @@ export class PersistenceService {
 
   /**
    * Collects the changed keys of `names`, one slice per event-loop turn, and hands each slice to
-   * the store thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The
-   * dropped keys are returned too, so a save that fails can mark them again.
+   * the store thread as part of `save`; at most MAX_IN_FLIGHT slices wait there at once. The keys
+   * sent and the dropped keys are returned too, so a save that fails can mark them again.
    */
   private async writeChanged(
     save: number,
     names: ReadonlySet<string>,
     now: number,
     thread: () => StoreThread,
-  ): Promise<{ replies: Promise<StoreReply>[]; gone: ChangedRows['gone'] }> {
+  ): Promise<{ replies: Promise<StoreReply>[]; written: KeysOf[]; gone: KeysOf[] }> {
     const engine = this.limiter.engine;
     const replies: Promise<StoreReply>[] = [];
-    const gone: { quota: string; keys: string[] }[] = [];
+    const written: KeysOf[] = [];
+    const gone: KeysOf[] = [];
     const waiting = new Set<Promise<StoreReply>>();
     const send = (reply: Promise<StoreReply>): void => {
       replies.push(reply);
@@ -270,13 +302,14 @@ export class PersistenceService {
         engine.markChanged(quota);
       }
       if (rows.keys.length > 0 || rows.gone.length > 0) {
+        written.push(...keysByQuota(rows));
         gone.push(...rows.gone);
         send(thread().write(encodeSlice(rows, now), save));
       }
       while (waiting.size >= MAX_IN_FLIGHT) await Promise.race(waiting);
       if (cursor !== undefined) await nextTurn();
     } while (cursor !== undefined && !this.abandoned);
-    return { replies, gone };
+    return { replies, written, gone };
   }
 
   /** The store thread, started again if it died (a failure is retried at the next save). */
@@ -300,7 +333,8 @@ export class PersistenceService {
         .filter(isPersisted)
         .map((q) => q.name),
     );
-    const gone: string[] = [];
+    const gone = [...this.purgeAgain];
+    this.purgeAgain.clear();
     for (const [name, generation] of this.owned) {
       if (names.has(name) && engine.generationOf(name) === generation) continue;
       gone.push(name);

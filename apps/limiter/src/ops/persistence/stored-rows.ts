@@ -1,3 +1,4 @@
+import { isRequestId } from '@app/contracts';
 import type { ChangedRows, StoredLease } from '@app/engine';
 import { idleInstant } from './usage-store';
 import type { WriteRequest } from './store-thread-body';
@@ -34,14 +35,19 @@ export function encodeSlice(rows: ChangedRows, takenAt: number): WriteRequest {
   };
 }
 
+/** A lease as the engine writes it: ids it could have issued, an expiry in epoch ms. */
 function isLease(value: unknown): value is StoredLease {
   const l = value as Partial<Record<keyof StoredLease, unknown>> | null;
   return (
     typeof l === 'object' &&
     l !== null &&
     typeof l.id === 'string' &&
+    isRequestId(l.id) &&
     typeof l.requestId === 'string' &&
-    typeof l.expiresAt === 'number'
+    isRequestId(l.requestId) &&
+    typeof l.expiresAt === 'number' &&
+    Number.isSafeInteger(l.expiresAt) &&
+    l.expiresAt >= 0
   );
 }
 

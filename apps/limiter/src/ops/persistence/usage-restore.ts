@@ -1,4 +1,11 @@
-import { SnapshotError, type Engine, type StoredLayout, type StoredLimitSpec } from '@app/engine';
+import { normaliseKey } from '@app/contracts';
+import {
+  SnapshotError,
+  type Engine,
+  type StoredLayout,
+  type StoredLease,
+  type StoredLimitSpec,
+} from '@app/engine';
 import type { StoreThread } from './store-thread';
 import { parseLeases } from './stored-rows';
 import type { ReadSlice } from './stored-slice';
@@ -13,6 +20,31 @@ const READS_IN_FLIGHT = 3;
 interface RestoreLog {
   log(message: string): void;
   error(message: string): void;
+}
+
+/** Stored keys of one quota left out, and why the first of them was. */
+interface Unreadable {
+  keys: number;
+  first?: string;
+}
+
+/**
+ * What the engine cannot check of a stored key: its layout, its count of numbers, its leases, and
+ * the key itself (one the contract let in, as it was normalised).
+ */
+function storedKeyProblem(
+  layout: StoredLayout | null,
+  stride: number,
+  leases: readonly StoredLease[] | undefined,
+  key: unknown,
+): string | undefined {
+  if (layout === null) return 'layout: unreadable';
+  if (layout.stride !== stride) return `state: not ${layout.stride} numbers`;
+  if (leases === undefined) return 'leases: must be a list of { id, requestId, expiresAt }';
+  if (typeof key !== 'string') return 'key: must be a string';
+  const checked = normaliseKey(key);
+  if (!checked.ok) return checked.reason;
+  return checked.value === key ? undefined : 'key: must be normalised (NFC)';
 }
 
 /**
@@ -32,6 +64,8 @@ export class UsageRestore {
     private readonly engine: Engine,
     private readonly log: RestoreLog,
     private readonly loaded: (quota: string) => void,
+    /** Told how many stored keys of a quota were left out as unreadable. */
+    private readonly leftOut: (keys: number) => void = () => undefined,
   ) {}
 
   /** Start: the keys of `configured` quotas, slice by slice; the others wait (pending). */
@@ -89,7 +123,7 @@ export class UsageRestore {
     name: string,
     after: string,
     now: () => number,
-    unreadable: { keys: number },
+    unreadable: Unreadable,
   ): void {
     if (this.abandoned) return;
     let read: { slice: ReadSlice; last: string | undefined };
@@ -106,9 +140,7 @@ export class UsageRestore {
       setImmediate(() => this.readSlices(store, name, last, now, unreadable));
       return;
     }
-    if (unreadable.keys > 0) {
-      this.log.error(`${unreadable.keys} stored keys of quota ${name} are unreadable: left out`);
-    }
+    this.reportUnreadable(name, unreadable);
     if (this.pending.size === 0) this.layouts.clear();
   }
 
@@ -126,7 +158,7 @@ export class UsageRestore {
     const ask = (): Promise<StoreReply> => thread.read(read, quota, now, RESTORE_SLICE);
     const asked = Array.from({ length: READS_IN_FLIGHT }, ask);
     let keys = 0;
-    const unreadable = { keys: 0 };
+    const unreadable: Unreadable = { keys: 0 };
     try {
       for (;;) {
         const reply = await asked.shift()!;
@@ -139,9 +171,7 @@ export class UsageRestore {
     } finally {
       await Promise.all(asked); // answered empty once the read is over
     }
-    if (unreadable.keys > 0) {
-      this.log.error(`${unreadable.keys} stored keys of quota ${quota} are unreadable: left out`);
-    }
+    this.reportUnreadable(quota, unreadable);
     return keys;
   }
 
@@ -151,7 +181,7 @@ export class UsageRestore {
     slice: ReadSlice,
     now: number,
     used: Set<number> | undefined,
-    unreadable: { keys: number },
+    unreadable: Unreadable,
   ): number {
     const keys = JSON.parse(slice.keys) as string[];
     const leases = JSON.parse(slice.leases) as (string | null)[];
@@ -161,21 +191,38 @@ export class UsageRestore {
       const id = slice.layouts[i]!;
       const stride = slice.strides[i]!;
       const at = offset;
-      offset += stride;
+      offset += Math.max(0, stride);
       used?.add(id);
       const layout = this.layouts.get(id);
       // A layout newer than the start holds keys this process wrote itself: the engine has them.
       if (layout === undefined) continue;
       const held = leases[i] ?? null;
       const leased = held === null ? [] : parseLeases(held);
-      if (layout === null || layout.stride !== stride || leased === undefined) {
+      const problem = storedKeyProblem(layout, stride, leased, keys[i]);
+      if (problem !== undefined || layout === null || leased === undefined) {
         unreadable.keys++;
+        unreadable.first ??= problem;
         continue;
       }
-      if (this.engine.restoreStoredKey(layout, keys[i]!, slice.state, at, leased, now)) loaded++;
+      const restored = this.engine.restoreStoredKey(layout, keys[i]!, slice.state, at, leased, now);
+      if (typeof restored === 'object') {
+        unreadable.keys++;
+        unreadable.first ??= restored.unreadable;
+      } else if (restored !== 'unknown-quota') {
+        loaded++;
+      }
     }
     if (loaded > 0) this.loaded(quota);
     return loaded;
+  }
+
+  private reportUnreadable(quota: string, unreadable: Unreadable): void {
+    if (unreadable.keys === 0) return;
+    this.leftOut(unreadable.keys);
+    const why = unreadable.first === undefined ? '' : ` (the first: ${unreadable.first})`;
+    this.log.error(
+      `${unreadable.keys} stored keys of quota ${quota} are unreadable: left out${why}`,
+    );
   }
 
   private compileLayouts(store: UsageStore): Map<number, StoredLayout | null> {

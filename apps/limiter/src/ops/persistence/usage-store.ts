@@ -31,7 +31,7 @@ export const STORE_SQL = {
   // One row a slice, built by SQLite: a row a key would cost a JavaScript value per column, and
   // a BLOB a Buffer per key, more than the rest of a restore. The last column is the last key.
   readSlice: `SELECT json_group_array(key), json_group_array(layout), group_concat(hex(state), ''),
-      json_group_array(length(state)), json_group_array(leases), count(*), max(key)
+      json_group_array(length(CAST(state AS BLOB))), json_group_array(leases), count(*), max(key)
     FROM (SELECT key, layout, state, leases FROM key_state
       WHERE quota = ? AND key > ? AND idle_at > ? ORDER BY key LIMIT ?)`,
 } as const;
