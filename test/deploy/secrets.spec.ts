@@ -2,10 +2,9 @@
  * scripts/secrets.ts, the secrets generator of the deployments: what it prints is a complete env
  * file (Compose's .env, kubectl's --from-env-file), every value fresh and of a form its reader takes.
  */
-import { execFileSync } from 'node:child_process';
 import { fromPublic, fromSeed } from 'nkeys.js';
 import { envFile, generateSecrets, KEY_NAMES, natsPassword } from '../../scripts/secrets';
-import { REPO_ROOT } from './app-facts';
+import { runScript } from './app-facts';
 
 /** `NAME=value` lines, as Compose and kubectl read them (comments and blank lines skipped). */
 function parseEnv(text: string): Record<string, string> {
@@ -15,12 +14,7 @@ function parseEnv(text: string): Record<string, string> {
   );
 }
 
-const run = (...args: string[]): string =>
-  execFileSync(process.execPath, ['-r', '@swc-node/register', 'scripts/secrets.ts', ...args], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const run = (...args: string[]): string => runScript('secrets.ts', ...args);
 
 describe('the secrets generator', () => {
   it('makes tokens, NATS passwords and nkey pairs whose seed is its public key', () => {
