@@ -102,16 +102,19 @@ describe('NATS_URL', () => {
 });
 
 describe('NATS_INBOX_PREFIX', () => {
-  it('replaces the app\'s own prefix, trimmed; empty is unset', () => {
+  it("replaces the app's own prefix, trimmed; empty is unset", () => {
     expect(options({ NATS_INBOX_PREFIX: ' acme.rl.inbox ' })?.inboxPrefix).toBe('acme.rl.inbox');
     expect(options({ NATS_INBOX_PREFIX: '' })?.inboxPrefix).toBe('_INBOX_test');
   });
 
-  it.each(['_INBOX.>', 'a.*.b', 'a..b', 'a b', '.a'])('refuses %j, naming the variable', (prefix) => {
-    expect(refusal({ NATS_INBOX_PREFIX: prefix })).toBe(
-      `NATS_INBOX_PREFIX: "${prefix}" must be dot-separated tokens without spaces or wildcards`,
-    );
-  });
+  it.each(['_INBOX.>', 'a.*.b', 'a..b', 'a b', '.a'])(
+    'refuses %j, naming the variable',
+    (prefix) => {
+      expect(refusal({ NATS_INBOX_PREFIX: prefix })).toBe(
+        `NATS_INBOX_PREFIX: "${prefix}" must be dot-separated tokens without spaces or wildcards`,
+      );
+    },
+  );
 });
 
 describe('authentication', () => {
