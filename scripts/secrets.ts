@@ -15,6 +15,8 @@ export interface Secrets {
   readonly ADMIN_TOKEN: string;
   /** Bearer token for the admin's queries and subscriptions. */
   readonly ADMIN_READ_TOKEN: string;
+  /** Bearer token for the limiters' routes that list keys (/debug, /v1/stats/:key). */
+  readonly DEBUG_TOKEN: string;
   /** Passwords of the NATS users of k8s/nats/nats.conf. */
   readonly NATS_CALLER_PASSWORD: string;
   readonly NATS_LIMITER_PASSWORD: string;
@@ -28,6 +30,16 @@ export interface Secrets {
 }
 
 export type SecretName = keyof Secrets;
+
+/**
+ * Settings the deployments pass to the admin when set (Compose's `${NAME:-}`, optional keys of the
+ * Secret), with an example of each: the generator prints them commented out, as .env.example does.
+ */
+export const OPTIONAL_SETTINGS = {
+  ADMIN_TOKENS: 'alice:<token>,deploy-bot:<token>',
+  ADMIN_READ_TOKENS: 'grafana:<token>',
+  ADMIN_ALLOWED_ORIGINS: 'https://admin.example.com',
+} as const;
 
 /** The names of the control and report keys: all that `npm start` needs (its NATS asks nothing). */
 export const KEY_NAMES = [
@@ -63,6 +75,7 @@ export function generateSecrets(): Secrets {
   return {
     ADMIN_TOKEN: randomBytes(32).toString('hex'),
     ADMIN_READ_TOKEN: randomBytes(32).toString('hex'),
+    DEBUG_TOKEN: randomBytes(32).toString('hex'),
     NATS_CALLER_PASSWORD: natsPassword(),
     NATS_LIMITER_PASSWORD: natsPassword(),
     NATS_ADMIN_PASSWORD: natsPassword(),
@@ -78,6 +91,7 @@ export function generateSecrets(): Secrets {
 const COMMENTS: Record<SecretName, string> = {
   ADMIN_TOKEN: "The admin's tokens: mutations need ADMIN_TOKEN; queries ADMIN_READ_TOKEN (or it).",
   ADMIN_READ_TOKEN: '',
+  DEBUG_TOKEN: "The limiters' /debug, /debug/:key and /v1/stats/:key need it as a bearer token.",
   NATS_CALLER_PASSWORD:
     'Passwords of the NATS users caller (your backends), limiter and admin (docs/operations.md).',
   NATS_LIMITER_PASSWORD: '',
@@ -88,12 +102,22 @@ const COMMENTS: Record<SecretName, string> = {
   REPORT_PUBLIC_KEYS: '',
 };
 
-/** An env file: `NAME=value` lines (Compose's .env, kubectl's --from-env-file), with comments. */
-export function envFile(secrets: Partial<Secrets>): string {
+/**
+ * An env file: `NAME=value` lines (Compose's .env, kubectl's --from-env-file), with comments; with
+ * `optional`, the optional settings after them, commented out.
+ */
+export function envFile(secrets: Partial<Secrets>, optional = false): string {
   const lines = ['# Secrets of one ratelimit deployment (scripts/secrets.ts). Never commit them.'];
   for (const [name, value] of Object.entries(secrets) as [SecretName, string][]) {
     if (COMMENTS[name] !== '') lines.push(`# ${COMMENTS[name]}`);
     lines.push(`${name}=${value}`);
+  }
+  if (optional) {
+    lines.push(
+      '# Optional, for the admin (docs/operations.md): named tokens, and origins of other pages.',
+    );
+    for (const [name, example] of Object.entries(OPTIONAL_SETTINGS))
+      lines.push(`# ${name}=${example}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -105,10 +129,11 @@ function main(args: readonly string[]): number {
     return 2;
   }
   const secrets = generateSecrets();
-  const printed = args.includes('--keys')
+  const keysOnly = args.includes('--keys');
+  const printed = keysOnly
     ? Object.fromEntries(KEY_NAMES.map((name) => [name, secrets[name]]))
     : secrets;
-  process.stdout.write(envFile(printed));
+  process.stdout.write(envFile(printed, !keysOnly));
   return 0;
 }
 

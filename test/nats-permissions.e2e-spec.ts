@@ -2,13 +2,16 @@
  * The NATS users the deployments ship (k8s/nats/nats.conf), on a real nats-server started with that
  * very file and the passwords scripts/secrets.ts makes. A backend (user `caller`) may call the
  * limiter and nothing else: it cannot write the control bucket, reset a key, publish a stats report
- * or take requests off the limiters. A limiter and an admin, each as its own user, work as they do
- * on a NATS without permissions: acquires, quota changes through the bucket, stats reports, the
- * admin's fan-out questions and usage records; and a bucket large enough for JetStream's flow
- * control replays under both users.
+ * or take requests off the limiters, and it hears nothing on the limiter's and the admin's inboxes
+ * (their KV watch deliveries, the answers to their requests). A limiter and an admin, each as its
+ * own user, work as they do on a NATS without permissions: acquires, quota changes through the
+ * bucket, stats reports, the admin's fan-out questions and usage records; and a bucket large
+ * enough for JetStream's flow control replays under both users. Backends with users of their own
+ * (the generator's `--callers`) each read only their own replies.
  */
 import {
   controlNames,
+  DEFAULT_NATS_INBOX_PREFIXES,
   DEFAULT_NATS_QUEUE_GROUP,
   DEFAULT_NATS_SUBJECT_PREFIX,
   encodeEntry,
@@ -19,9 +22,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers, type KV, type NatsConnection } from 'nats';
-import { generateSecrets, type Secrets } from '../scripts/secrets';
+import {
+  callerInboxPrefix,
+  callerPasswordVariable,
+  natsServerConfig,
+} from '../scripts/nats-config';
+import { generateSecrets, natsPassword, type Secrets } from '../scripts/secrets';
 import { gqlData, startAdmin } from './support/admin-process';
-import { natsAcquire, type Json } from './support/limiter-http';
+import { natsAcquire, post, type Json } from './support/limiter-http';
 import { startLimiter, type LimiterProcess } from './support/limiter-process';
 import { waitUntil } from './support/nats-process';
 import { readyz } from './support/secured-nats';
@@ -37,6 +45,11 @@ const FOREVER_MS = 1e15;
 const UPSERT = 'mutation Up($input: QuotaInput!) { upsertQuota(input: $input) { version } }';
 const RESET =
   'mutation R($key: String!, $quota: String) { resetKey(key: $key, quota: $quota) { reset replicas } }';
+const KEY_STATS =
+  'query K($key: String!, $quota: String) { keyStats(key: $key, quota: $quota) { replicas } }';
+const INBOXES = DEFAULT_NATS_INBOX_PREFIXES;
+/** The inboxes each shipped user reads: nats.js's default for callers, the apps' own prefixes. */
+const INBOX_OF = { caller: '_INBOX', ...INBOXES } as const;
 
 const passwords = (s: Secrets) => ({
   NATS_CALLER_PASSWORD: s.NATS_CALLER_PASSWORD,
@@ -103,6 +116,13 @@ const violation = (subject: string) => `'Permissions Violation for Publish to "$
 const subscribeViolation = (subject: string, queue?: string) =>
   `'Permissions Violation for Subscription to "${subject}"${queue === undefined ? '' : ` using queue "${queue}"`}'`;
 
+/** The subjects of every message `nc` receives on `subject` from now on. */
+function overhear(nc: NatsConnection, subject: string): string[] {
+  const heard: string[] = [];
+  nc.subscribe(subject, { callback: (error, msg) => error === null && heard.push(msg.subject) });
+  return heard;
+}
+
 describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
   let dir: string;
   let secrets: Secrets;
@@ -112,10 +132,24 @@ describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
   const opened: NatsConnection[] = [];
   const as = async (user: 'caller' | 'limiter' | 'admin'): Promise<NatsConnection> => {
     const key = `NATS_${user.toUpperCase()}_PASSWORD` as keyof ReturnType<typeof passwords>;
-    const nc = await connect({ servers: nats.url, user, pass: secrets[key] });
+    const nc = await connect({
+      servers: nats.url,
+      user,
+      pass: secrets[key],
+      inboxPrefix: INBOX_OF[user],
+    });
     opened.push(nc);
     return nc;
   };
+  /** A limiter's environment, as Compose and k8s/ give it, its DATA_DIR its own. */
+  const limiterEnv = (name: string): Record<string, string> => ({
+    NATS_URL: nats.url,
+    NATS_USER: 'limiter',
+    NATS_PASSWORD: secrets.NATS_LIMITER_PASSWORD,
+    CONTROL_PUBLIC_KEY: secrets.CONTROL_PUBLIC_KEY,
+    REPORT_SEED: secrets.REPORT_SEED,
+    DATA_DIR: join(dir, name),
+  });
   /** The bucket as the admin app opens it, on `nc`'s user. */
   const bucket = (nc: NatsConnection): Promise<KV> =>
     nc.jetstream({ timeout: 5_000 }).views.kv(control.bucket, { bindOnly: true });
@@ -126,14 +160,7 @@ describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
     nats = await startShippedNats(dir, passwords(secrets));
     const common = { NATS_URL: nats.url };
     [limiter, admin] = await Promise.all([
-      startLimiter({
-        ...common,
-        NATS_USER: 'limiter',
-        NATS_PASSWORD: secrets.NATS_LIMITER_PASSWORD,
-        CONTROL_PUBLIC_KEY: secrets.CONTROL_PUBLIC_KEY,
-        REPORT_SEED: secrets.REPORT_SEED,
-        DATA_DIR: join(dir, 'limiter'),
-      }),
+      startLimiter(limiterEnv('limiter')),
       startAdmin({
         ...common,
         NATS_USER: 'admin',
@@ -308,7 +335,73 @@ describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
     expect(await subscriptionOutcome(nc, subjects.acquire, 'elsewhere')).toBe(
       subscribeViolation(subjects.acquire, 'elsewhere'),
     );
+    // Nor does it read the callers' replies or the admin's.
+    for (const inbox of ['_INBOX.>', `${INBOXES.admin}.>`]) {
+      expect(await subscriptionOutcome(nc, inbox)).toBe(subscribeViolation(inbox));
+    }
+    const adminNc = await as('admin');
+    for (const inbox of ['_INBOX.>', `${INBOXES.limiter}.>`]) {
+      expect(await subscriptionOutcome(adminNc, inbox)).toBe(subscribeViolation(inbox));
+    }
   }, 60_000);
+
+  it("keeps a caller out of the limiter's and the admin's inboxes", async () => {
+    const caller = await as('caller');
+    for (const subject of [`${INBOXES.limiter}.>`, `${INBOXES.admin}.>`, '>', '*.>']) {
+      expect(await subscriptionOutcome(caller, subject)).toBe(subscribeViolation(subject));
+    }
+  }, 60_000);
+
+  it("lets a caller on every inbox it may read hear no bucket delivery and no answer of the admin's", async () => {
+    const violationsBefore = nats.violations().length;
+    const eavesdropper = await as('caller');
+    const heard = overhear(eavesdropper, '_INBOX.>');
+    await eavesdropper.flush();
+    // A backend of the same user: its inboxes are within `_INBOX.>`, which every caller reads.
+    const backendNc = await connect({
+      servers: nats.url,
+      user: 'caller',
+      pass: secrets.NATS_CALLER_PASSWORD,
+      inboxPrefix: '_INBOX.backend',
+    });
+    opened.push(backendNc);
+    const client = new RateLimitClient({ connection: backendNc });
+
+    // A quota change: the admin's put and its answer, and the KV watches' deliveries to the
+    // admin and to the limiter.
+    await gqlData(admin.url, UPSERT, { input: oneRequest('overheard', 'overheard-*', 1) });
+    await waitUntil(
+      'the quota in force',
+      async () => (await client.decide({ key: 'overheard-1' })).quota === 'overheard',
+    );
+    // The admin's questions to every limiter, and their answers.
+    expect(await client.acquire({ key: 'overheard-1' })).toMatchObject({ allowed: true });
+    expect(await gqlData(admin.url, KEY_STATS, { key: 'overheard-1', quota: 'overheard' })).toEqual(
+      { keyStats: { replicas: 1 } },
+    );
+    expect(await gqlData(admin.url, RESET, { key: 'overheard-1', quota: 'overheard' })).toEqual({
+      resetKey: { reset: true, replicas: 1 },
+    });
+    // A limiter that starts replays the whole bucket to its watch.
+    const second = await startLimiter(limiterEnv('limiter-2'));
+    try {
+      await waitUntil('the second limiter subscribed', async () => {
+        return (await readyz(second))['status'] === 200;
+      });
+      expect(await post(second.url, '/v1/decide', { key: 'overheard-1' })).toMatchObject({
+        quota: 'overheard',
+      });
+    } finally {
+      await second.stop();
+    }
+    await client.close();
+    await eavesdropper.flush();
+
+    // All it heard: the other backend's replies (the one gap of a user shared by backends).
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.filter((subject) => !subject.startsWith('_INBOX.backend.'))).toEqual([]);
+    expect(nats.violations().slice(violationsBefore)).toEqual([]);
+  }, 120_000);
 });
 
 describe('a control bucket that JetStream replays under flow control, on the shipped users', () => {
@@ -328,7 +421,7 @@ describe('a control bucket that JetStream replays under flow control, on the shi
       ['admin', secrets.NATS_ADMIN_PASSWORD],
       ['limiter', secrets.NATS_LIMITER_PASSWORD],
     ] as const) {
-      opened.push(await connect({ servers: nats.url, user, pass }));
+      opened.push(await connect({ servers: nats.url, user, pass, inboxPrefix: INBOX_OF[user] }));
     }
   });
 
@@ -363,5 +456,83 @@ describe('a control bucket that JetStream replays under flow control, on the shi
       expect(replayed).toBe(ENTRIES);
     }
     expect(nats.violations()).toEqual([]);
+  }, 60_000);
+});
+
+describe('backends with NATS users of their own (nats-config --callers)', () => {
+  const BACKENDS = ['billing', 'search'] as const;
+  let dir: string;
+  let secrets: Secrets;
+  /** The backends' passwords, by variable (NATS_BILLING_PASSWORD, ...). */
+  let backendPasswords: Record<string, string>;
+  let nats: ShippedNats;
+  let limiter: LimiterProcess;
+  const opened: NatsConnection[] = [];
+  /** A backend's connection, with the inbox prefix its user reads (or another). */
+  const backend = async (name: string, inboxPrefix = callerInboxPrefix(name)) => {
+    const pass = backendPasswords[callerPasswordVariable(name)]!;
+    const nc = await connect({ servers: nats.url, user: name, pass, inboxPrefix });
+    opened.push(nc);
+    return nc;
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nats-callers-'));
+    secrets = generateSecrets();
+    backendPasswords = Object.fromEntries(
+      BACKENDS.map((name) => [callerPasswordVariable(name), natsPassword()]),
+    );
+    nats = await startShippedNats(
+      dir,
+      { ...passwords(secrets), ...backendPasswords },
+      natsServerConfig({ callers: BACKENDS }),
+    );
+    limiter = await startLimiter({
+      NATS_URL: nats.url,
+      NATS_USER: 'limiter',
+      NATS_PASSWORD: secrets.NATS_LIMITER_PASSWORD,
+      CONTROL_PUBLIC_KEY: secrets.CONTROL_PUBLIC_KEY,
+      REPORT_SEED: secrets.REPORT_SEED,
+      DATA_DIR: join(dir, 'limiter'),
+    });
+    await waitUntil('limiter subscribed', async () => (await readyz(limiter))['status'] === 200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(opened.map((nc) => nc.close()));
+    await limiter?.stop();
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves each through the SDK on its own inboxes, which no other user may read', async () => {
+    const [billing, search] = [await backend('billing'), await backend('search')];
+    const heard = overhear(search, `${callerInboxPrefix('search')}.>`);
+    await search.flush();
+    const client = new RateLimitClient({ connection: billing });
+    expect(await client.acquire({ key: 'alice' })).toMatchObject({ allowed: true, code: 'OK' });
+    await client.close();
+    await search.flush();
+    expect(heard).toEqual([]);
+
+    for (const inbox of [`${callerInboxPrefix('billing')}.>`, '_INBOX.>']) {
+      expect(await subscriptionOutcome(search, inbox)).toBe(subscribeViolation(inbox));
+    }
+    const caller = await connect({
+      servers: nats.url,
+      user: 'caller',
+      pass: secrets.NATS_CALLER_PASSWORD,
+    });
+    opened.push(caller);
+    expect(await subscriptionOutcome(caller, `${callerInboxPrefix('billing')}.>`)).toBe(
+      subscribeViolation(`${callerInboxPrefix('billing')}.>`),
+    );
+  }, 60_000);
+
+  it("gets no reply on nats.js's default inboxes, which its user may not read", async () => {
+    const billing = await backend('billing', '_INBOX');
+    expect(await refusal(natsAcquire(billing, subjects.acquire, { key: 'bob' }))).toMatch(
+      /Permissions Violation for Subscription to "_INBOX\./,
+    );
   }, 60_000);
 });

@@ -5,6 +5,7 @@
 import { ENV_VARIABLES, type AppName } from '@app/contracts';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { RequestMethod } from '@nestjs/common';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HealthController as AdminHealth } from '../../apps/admin/src/health/health.controller';
@@ -21,6 +22,15 @@ export function repoFile(path: string): string {
 
 export function repoPathExists(path: string): boolean {
   return existsSync(join(REPO_ROOT, path));
+}
+
+/** Runs a script of scripts/ from its sources, as `npm run` does; its stdout (throws on exit != 0). */
+export function runScript(script: string, ...args: string[]): string {
+  return execFileSync(
+    process.execPath,
+    ['-r', '@swc-node/register', `scripts/${script}`, ...args],
+    { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
 }
 
 /** `node dist/apps/<app>/main.js`: what `npm run build` writes and the image runs. */

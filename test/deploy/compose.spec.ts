@@ -6,7 +6,7 @@ import { parseConfigFile, type AppName } from '@app/contracts';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { NATS_USERS, natsServerConfig } from '../../scripts/nats-config';
-import { generateSecrets } from '../../scripts/secrets';
+import { generateSecrets, OPTIONAL_SETTINGS } from '../../scripts/secrets';
 import {
   appCommand,
   appOfCommand,
@@ -60,6 +60,11 @@ function composeEnvProblems(app: AppName, service: ComposeService): string[] {
 
 /** `${NAME:?message}`: taken from .env, and Compose stops when .env lacks it. */
 const required = (name: string): RegExp => new RegExp(`^\\$\\{${name}:\\?.+\\}$`);
+/** `${NAME:-}`: taken from .env when set there, else empty (which the apps read as unset). */
+const optional = (name: string): string => `\${${name}:-}`;
+
+const GENERATED = Object.keys(generateSecrets());
+const OPTIONAL = Object.keys(OPTIONAL_SETTINGS);
 
 /** A bind-mounted host path for a path in the container, if one covers it. */
 function hostPath(service: ComposeService, path: string): string | undefined {
@@ -231,8 +236,33 @@ describe('docker-compose.yml', () => {
     expect(join('scripts', tsconfig.compilerOptions.outDir, tsconfig.include[0]!)).toBe(
       join('dist', 'scripts', 'secrets.ts'),
     );
-    // It writes every variable the file takes from .env.
-    expect(Object.keys(generateSecrets()).sort()).toEqual(interpolatedNames(text).sort());
+    // It writes every variable the file takes from .env, but the optional settings.
+    expect([...GENERATED, ...OPTIONAL].sort()).toEqual(interpolatedNames(text).sort());
+  });
+
+  it('requires from .env every variable the generator writes (ADMIN_READ_TOKEN excepted), and takes the optional settings when set', () => {
+    for (const [name, service] of services) {
+      for (const value of Object.values(environmentOf(service))) {
+        const from = interpolatedName(value);
+        if (from === undefined) continue;
+        const expected =
+          OPTIONAL.includes(from) || from === 'ADMIN_READ_TOKEN'
+            ? optional(from)
+            : expect.stringMatching(required(from));
+        expect([name, from, value]).toEqual([name, from, expected]);
+      }
+    }
+  });
+
+  it('gives the limiters DEBUG_TOKEN, and the admin ADMIN_TOKENS, ADMIN_READ_TOKENS and ADMIN_ALLOWED_ORIGINS', () => {
+    for (const [name, service] of limiters) {
+      expect([name, environmentOf(service)['DEBUG_TOKEN']]).toEqual([
+        name,
+        expect.stringMatching(required('DEBUG_TOKEN')),
+      ]);
+    }
+    const env = environmentOf(admins[0]![1]);
+    expect(OPTIONAL.map((variable) => env[variable])).toEqual(OPTIONAL.map(optional));
   });
 
   it('lets a limiter drain and write its usage before Docker kills it', () => {
@@ -243,10 +273,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('takes what it interpolates from .env, which is not committed; .env.example lists it', () => {
+  it('takes what it interpolates from .env, which is not committed; .env.example lists it, the optional settings commented out', () => {
     const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');
-    const listed = [...example.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]);
-    expect(interpolatedNames(text).sort()).toEqual([...listed].sort());
+    const listed = [...example.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]!);
+    const commented = [...example.matchAll(/^# ([A-Z_][A-Z0-9_]*)=(.+)$/gm)];
+    expect(listed.sort()).toEqual([...GENERATED].sort());
+    expect(commented.map((m) => [m[1], m[2]])).toEqual(Object.entries(OPTIONAL_SETTINGS));
+    expect(interpolatedNames(text).sort()).toEqual([...listed, ...OPTIONAL].sort());
     expect(repoFile('.gitignore').split('\n')).toContain('.env');
   });
 

@@ -4,7 +4,7 @@
  * budget, a single writer for the admin's SQLite).
  */
 import { parseConfigFile, type AppName } from '@app/contracts';
-import { basename, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import type { IDeployment, IStatefulSet } from 'kubernetes-models/apps/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -39,7 +39,7 @@ import {
   volumeFor,
 } from './k8s-objects';
 import { NATS_USERS } from '../../scripts/nats-config';
-import { generateSecrets } from '../../scripts/secrets';
+import { generateSecrets, OPTIONAL_SETTINGS } from '../../scripts/secrets';
 import { schemaProblems, unknownFieldProblems } from './k8s-schemas';
 import {
   configUsers,
@@ -66,17 +66,28 @@ const byKind = <T>(kind: string): T[] =>
 const limiter = find<IDeployment>('Deployment', 'limiter');
 const admin = find<IStatefulSet>('StatefulSet', 'admin');
 
-/** secretKeyRefs of a container that no example Secret (by name and key) shows. */
-function secretRefProblems(c: IContainer): string[] {
-  const secrets = examples.map(
-    (e) => e.object as K8sObject & { stringData: Record<string, string> },
+/** The keys an example Secret shows commented out (`# NAME: example`): optional ones. */
+function commentedKeys(file: string): Record<string, string> {
+  const text = repoFile(join('k8s', file));
+  return Object.fromEntries(
+    [...text.matchAll(/^ {2}# ([A-Z_][A-Z0-9_]*): (.+)$/gm)].map((m) => [m[1]!, m[2]!]),
   );
+}
+
+/**
+ * secretKeyRefs of a container that no example Secret (by name and key) shows; an optional ref
+ * may name a key the example shows commented out.
+ */
+function secretRefProblems(c: IContainer): string[] {
   return (c.env ?? []).flatMap((e) => {
     const ref = e.valueFrom?.secretKeyRef;
     if (ref === undefined) return [];
-    const secret = secrets.find((s) => s.metadata.name === ref.name);
-    if (secret === undefined) return [`${e.name}: no example of Secret ${ref.name}`];
-    return ref.key in secret.stringData ? [] : [`${e.name}: ${ref.name} has no key ${ref.key}`];
+    const example = examples.find((x) => x.object.metadata.name === ref.name);
+    if (example === undefined) return [`${e.name}: no example of Secret ${ref.name}`];
+    const { stringData } = example.object as K8sObject & { stringData: Record<string, string> };
+    if (ref.key in stringData) return [];
+    if (ref.optional === true && ref.key in commentedKeys(example.file)) return [];
+    return [`${e.name}: ${ref.name} has no key ${ref.key}`];
   });
 }
 /** A variable's secretKeyRef: Secret, key, and whether the pod starts without it. */
@@ -233,12 +244,21 @@ describe('k8s/ (a Kustomize base)', () => {
     expect(redis.spec!.volumeClaimTemplates?.map((t) => t.metadata?.name)).toContain(mount?.name);
   });
 
-  it('shows in its example Secret every key the secrets generator writes, and no other', () => {
-    const secret = examples.find((e) => e.object.metadata.name === 'ratelimit')!
-      .object as K8sObject & {
-      stringData: Record<string, string>;
-    };
+  it('shows in its example Secret every key the secrets generator writes, and no other; the optional settings commented out', () => {
+    const example = examples.find((e) => e.object.metadata.name === 'ratelimit')!;
+    const secret = example.object as K8sObject & { stringData: Record<string, string> };
     expect(Object.keys(secret.stringData).sort()).toEqual(Object.keys(generateSecrets()).sort());
+    expect(commentedKeys(example.file)).toEqual(OPTIONAL_SETTINGS);
+  });
+
+  it('gives the limiter DEBUG_TOKEN from the Secret, and the admin its optional settings when the Secret has them', () => {
+    expect(secretRef(appContainer(limiter), 'DEBUG_TOKEN')).toEqual(required('DEBUG_TOKEN'));
+    for (const key of Object.keys(OPTIONAL_SETTINGS)) {
+      expect([key, secretRef(appContainer(admin), key)]).toEqual([
+        key,
+        { name: 'ratelimit', key, optional: true },
+      ]);
+    }
   });
 
   it("keeps each app's DATA_DIR on a volume (the root filesystem is read-only): emptyDir for a limiter, a claim for the admin", () => {
@@ -336,4 +356,19 @@ describe('k8s/ (a Kustomize base)', () => {
       'stray.yaml is in k8s/ but not in kustomization.yaml',
     ]);
   }, 60_000);
+
+  it('finds a Secret key the example lacks, and a required one it shows only commented out', () => {
+    const ref = (key: string, optional?: boolean) => ({
+      name: key,
+      valueFrom: { secretKeyRef: { name: 'ratelimit', key, ...(optional && { optional }) } },
+    });
+    const c = {
+      name: 'x',
+      env: [ref('NO_SUCH_KEY', true), ref('ADMIN_TOKENS'), ref('ADMIN_TOKENS', true)],
+    };
+    expect(secretRefProblems(c)).toEqual([
+      'NO_SUCH_KEY: ratelimit has no key NO_SUCH_KEY',
+      'ADMIN_TOKENS: ratelimit has no key ADMIN_TOKENS',
+    ]);
+  });
 });

@@ -2,10 +2,15 @@
  * scripts/secrets.ts, the secrets generator of the deployments: what it prints is a complete env
  * file (Compose's .env, kubectl's --from-env-file), every value fresh and of a form its reader takes.
  */
-import { execFileSync } from 'node:child_process';
 import { fromPublic, fromSeed } from 'nkeys.js';
-import { envFile, generateSecrets, KEY_NAMES, natsPassword } from '../../scripts/secrets';
-import { REPO_ROOT } from './app-facts';
+import {
+  envFile,
+  generateSecrets,
+  KEY_NAMES,
+  natsPassword,
+  OPTIONAL_SETTINGS,
+} from '../../scripts/secrets';
+import { runScript } from './app-facts';
 
 /** `NAME=value` lines, as Compose and kubectl read them (comments and blank lines skipped). */
 function parseEnv(text: string): Record<string, string> {
@@ -15,18 +20,14 @@ function parseEnv(text: string): Record<string, string> {
   );
 }
 
-const run = (...args: string[]): string =>
-  execFileSync(process.execPath, ['-r', '@swc-node/register', 'scripts/secrets.ts', ...args], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const run = (...args: string[]): string => runScript('secrets.ts', ...args);
 
 describe('the secrets generator', () => {
   it('makes tokens, NATS passwords and nkey pairs whose seed is its public key', () => {
     const s = generateSecrets();
     expect(s.ADMIN_TOKEN).toMatch(/^[0-9a-f]{64}$/);
     expect(s.ADMIN_READ_TOKEN).toMatch(/^[0-9a-f]{64}$/);
+    expect(s.DEBUG_TOKEN).toMatch(/^[0-9a-f]{64}$/);
     for (const password of [
       s.NATS_CALLER_PASSWORD,
       s.NATS_LIMITER_PASSWORD,
@@ -58,5 +59,12 @@ describe('the secrets generator', () => {
     for (const value of Object.values(printed)) expect(Object.values(secrets)).not.toContain(value);
     expect(Object.keys(parseEnv(run('--keys')))).toEqual([...KEY_NAMES]);
     expect(() => run('--bogus')).toThrow();
+  });
+
+  it('shows the optional settings commented out, with an example each, after the secrets', () => {
+    const commented = (text: string) =>
+      [...text.matchAll(/^# ([A-Z_][A-Z0-9_]*)=(.+)$/gm)].map((m) => [m[1], m[2]]);
+    expect(commented(run())).toEqual(Object.entries(OPTIONAL_SETTINGS));
+    expect(commented(run('--keys'))).toEqual([]);
   });
 });

@@ -125,6 +125,12 @@ export const ENV_VARIABLES = [
     meaning: 'prefix of every subject and of the control bucket',
   },
   {
+    name: 'NATS_INBOX_PREFIX',
+    apps: both,
+    default: '`_INBOX_limiter`; the admin `_INBOX_admin`',
+    meaning: "prefix of the app's reply inboxes, which NATS permissions can keep its own",
+  },
+  {
     name: 'NATS_QUEUE_GROUP',
     apps: limiter,
     default: 'ratelimit-limiter',

@@ -5,6 +5,15 @@
 
 export const DEFAULT_NATS_SUBJECT_PREFIX = 'ratelimit.v1';
 export const DEFAULT_NATS_QUEUE_GROUP = 'ratelimit-limiter';
+/**
+ * Each app's reply inboxes (NATS_INBOX_PREFIX): a prefix of its own rather than nats.js's shared
+ * `_INBOX`, so NATS permissions can keep the JetStream deliveries and the answers an app receives
+ * from every other user (docs/operations.md, NATS users and permissions).
+ */
+export const DEFAULT_NATS_INBOX_PREFIXES = {
+  limiter: '_INBOX_limiter',
+  admin: '_INBOX_admin',
+} as const;
 
 export interface NatsSubjects {
   readonly acquire: string;

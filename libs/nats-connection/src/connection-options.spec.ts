@@ -8,7 +8,7 @@ import { operatorMode } from '../../../test/support/nats-jwt';
 import { makePki, type Pki } from '../../../test/support/pki';
 import { natsConnectionOptions } from './connection-options';
 
-const options = (env: Env) => natsConnectionOptions(env, 'ratelimit-test');
+const options = (env: Env) => natsConnectionOptions(env, 'ratelimit-test', '_INBOX_test');
 const SECRET = 's3cret-Pa55';
 
 let dir: string;
@@ -43,8 +43,12 @@ function refusal(env: Env): string {
 }
 
 describe('NATS_URL', () => {
-  it('defaults to the local server, named, without auth or TLS', () => {
-    expect(options({})).toEqual({ servers: ['nats://127.0.0.1:4222'], name: 'ratelimit-test' });
+  it("defaults to the local server, named, with the app's inboxes, without auth or TLS", () => {
+    expect(options({})).toEqual({
+      servers: ['nats://127.0.0.1:4222'],
+      name: 'ratelimit-test',
+      inboxPrefix: '_INBOX_test',
+    });
   });
 
   it.each(['', '  ', ' , '])('%j: no NATS', (NATS_URL) => {
@@ -63,6 +67,7 @@ describe('NATS_URL', () => {
       {
         servers: ['nats://a:4222', 'nats://b'],
         name: 'ratelimit-test',
+        inboxPrefix: '_INBOX_test',
         user: 'alice',
         pass: SECRET,
       },
@@ -94,6 +99,22 @@ describe('NATS_URL', () => {
     expect(message).toContain(why);
     expect(message).not.toContain(SECRET);
   });
+});
+
+describe('NATS_INBOX_PREFIX', () => {
+  it("replaces the app's own prefix, trimmed; empty is unset", () => {
+    expect(options({ NATS_INBOX_PREFIX: ' acme.rl.inbox ' })?.inboxPrefix).toBe('acme.rl.inbox');
+    expect(options({ NATS_INBOX_PREFIX: '' })?.inboxPrefix).toBe('_INBOX_test');
+  });
+
+  it.each(['_INBOX.>', 'a.*.b', 'a..b', 'a b', '.a'])(
+    'refuses %j, naming the variable',
+    (prefix) => {
+      expect(refusal({ NATS_INBOX_PREFIX: prefix })).toBe(
+        `NATS_INBOX_PREFIX: "${prefix}" must be dot-separated tokens without spaces or wildcards`,
+      );
+    },
+  );
 });
 
 describe('authentication', () => {

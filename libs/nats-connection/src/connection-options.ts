@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   envValue,
+  isValidSubjectPrefix,
   readCertificateFile,
   readPrivateKeyFile,
   type Env,
@@ -14,23 +15,43 @@ type AuthOptions = Pick<ConnectionOptions, 'authenticator' | 'token' | 'user' | 
 
 /**
  * The nats.js options of one app's connection: servers (NATS_URL), how it authenticates
- * (NATS_CREDS, NATS_TOKEN, NATS_USER + NATS_PASSWORD, or credentials in NATS_URL) and TLS
- * (NATS_TLS_CA, NATS_TLS_CERT + NATS_TLS_KEY, or a `tls://` URL). Undefined when NATS_URL is
+ * (NATS_CREDS, NATS_TOKEN, NATS_USER + NATS_PASSWORD, or credentials in NATS_URL), TLS
+ * (NATS_TLS_CA, NATS_TLS_CERT + NATS_TLS_KEY, or a `tls://` URL) and the prefix of its reply
+ * inboxes (NATS_INBOX_PREFIX, else `inboxPrefix`: the app's own). Undefined when NATS_URL is
  * empty: the app runs without NATS. Reconnect policy is the caller's.
  *
  * Contradictions and unreadable files throw, naming the variable, so the app stops at start. No
  * message quotes a secret.
  */
-export function natsConnectionOptions(env: Env, name: string): ConnectionOptions | undefined {
+export function natsConnectionOptions(
+  env: Env,
+  name: string,
+  inboxPrefix: string,
+): ConnectionOptions | undefined {
   const servers = parseNatsUrl(env['NATS_URL'] ?? DEFAULT_NATS_URL);
   if (servers === undefined) return undefined;
   const tls = readTls(env, servers.tls);
   return {
     servers: servers.urls,
     name,
+    inboxPrefix: readInboxPrefix(env, inboxPrefix),
     ...readAuth(env, servers.credentials),
     ...(tls !== undefined && { tls }),
   };
+}
+
+/**
+ * nats.js makes every reply subject of the connection (requests, JetStream API answers, a KV
+ * watch's deliveries) `<prefix>.<unique>`, so the prefix is what NATS permissions allow.
+ */
+function readInboxPrefix(env: Env, fallback: string): string {
+  const prefix = envValue(env, 'NATS_INBOX_PREFIX') ?? fallback;
+  if (!isValidSubjectPrefix(prefix)) {
+    throw new Error(
+      `NATS_INBOX_PREFIX: "${prefix}" must be dot-separated tokens without spaces or wildcards`,
+    );
+  }
+  return prefix;
 }
 
 /** Variables that only mean something together. */

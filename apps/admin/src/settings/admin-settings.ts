@@ -1,4 +1,5 @@
 import {
+  DEFAULT_NATS_INBOX_PREFIXES,
   DEFAULT_NATS_SUBJECT_PREFIX,
   isValidSubjectPrefix,
   listenConfig,
@@ -24,8 +25,9 @@ export interface AdminSettings {
   /** Which Host and Origin headers a request may carry (origin-policy.ts). */
   readonly origins: OriginPolicy;
   /**
-   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
-   * undefined when NATS_URL is empty: run without NATS (changes are stored but reach no limiter; stats stay empty).
+   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*) and
+   * the prefix of its reply inboxes (NATS_INBOX_PREFIX); undefined when NATS_URL is empty: run
+   * without NATS (changes are stored but reach no limiter; stats stay empty).
    */
   readonly nats: ConnectionOptions | undefined;
   readonly subjectPrefix: string;
@@ -67,7 +69,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     listen: { ...listenConfig(env, 'ADMIN_PORT', 8081), host: binding.host },
     listenWarning: binding.warning,
     origins: readOriginPolicy(env, binding.host),
-    nats: natsConnectionOptions(env, 'ratelimit-admin'),
+    nats: natsConnectionOptions(env, 'ratelimit-admin', DEFAULT_NATS_INBOX_PREFIXES.admin),
     subjectPrefix,
     dataDir: env['DATA_DIR']?.trim() || './data',
     tokens,

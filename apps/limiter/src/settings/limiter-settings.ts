@@ -1,4 +1,5 @@
 import {
+  DEFAULT_NATS_INBOX_PREFIXES,
   DEFAULT_NATS_QUEUE_GROUP,
   isValidSubjectPrefix,
   listenConfig,
@@ -24,8 +25,9 @@ import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit
 export interface LimiterSettings {
   readonly listen: ListenConfig;
   /**
-   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*);
-   * undefined when NATS_URL is empty: run without NATS.
+   * How to reach NATS (NATS_URL, NATS_CREDS, NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_TLS_*) and
+   * the prefix of its reply inboxes (NATS_INBOX_PREFIX); undefined when NATS_URL is empty: run
+   * without NATS.
    */
   readonly nats: ConnectionOptions | undefined;
   readonly subjectPrefix: string;
@@ -117,7 +119,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
   }
   return {
     listen: listenConfig(env, 'PORT', 8080),
-    nats: natsConnectionOptions(env, 'ratelimit-limiter'),
+    nats: natsConnectionOptions(env, 'ratelimit-limiter', DEFAULT_NATS_INBOX_PREFIXES.limiter),
     subjectPrefix,
     queueGroup: env['NATS_QUEUE_GROUP']?.trim() || DEFAULT_NATS_QUEUE_GROUP,
     gocc: readGoccSettings(env),
