@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credsAuthenticator } from 'nats';
+import { RateLimitConnection } from '@app/client/nest';
 import { startLimiter } from './support/limiter-process';
 import { operatorMode } from './support/nats-jwt';
 import {
@@ -93,6 +94,29 @@ describe('a user and password (NATS_USER/NATS_PASSWORD, or in NATS_URL)', () => 
       expect(output).not.toContain(PASSWORD);
       expect(output).not.toContain(WRONG);
     }
+  });
+});
+
+describe("RateLimitModule's own connection (`servers`) with a user and password", () => {
+  it('connects with its `nats` options, and is refused without them', async () => {
+    server = await startSecuredNats(
+      join(root, 'module'),
+      `authorization { users: [ { user: ratelimit, password: "${PASSWORD}" } ] }`,
+    );
+    const servers = server.url;
+    const opened = await RateLimitConnection.open({
+      servers,
+      nats: { user: 'ratelimit', pass: PASSWORD, timeout: 5_000 },
+    });
+    try {
+      expect(opened.owned).toBe(true);
+      await opened.connection.flush();
+    } finally {
+      await opened.close();
+    }
+    await expect(RateLimitConnection.open({ servers, nats: { timeout: 5_000 } })).rejects.toThrow(
+      AUTH_REFUSED,
+    );
   });
 });
 

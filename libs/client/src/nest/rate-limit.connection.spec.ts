@@ -5,6 +5,13 @@ describe('RateLimitConnection.open', () => {
     await expect(RateLimitConnection.open({})).rejects.toThrow('`servers` or `connection`');
   });
 
+  it('refuses connection options beside a connection it does not open', async () => {
+    const connection = {} as never;
+    await expect(
+      RateLimitConnection.open({ connection, nats: { user: 'caller', pass: 'secret' } }),
+    ).rejects.toThrow('`nats` options are for `servers`');
+  });
+
   it('refuses options with both, rather than guess which one is meant', async () => {
     const connection = {} as never;
     await expect(

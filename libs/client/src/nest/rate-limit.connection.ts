@@ -12,7 +12,12 @@ export class RateLimitConnection {
     if (options.connection !== undefined && options.servers !== undefined) {
       throw new TypeError('RateLimitModule: give either `connection` or `servers`, not both');
     }
-    if (options.connection !== undefined) return new RateLimitConnection(options.connection, false);
+    if (options.connection !== undefined) {
+      if (options.nats !== undefined) {
+        throw new TypeError('RateLimitModule: `nats` options are for `servers`, not `connection`');
+      }
+      return new RateLimitConnection(options.connection, false);
+    }
     if (options.servers === undefined) {
       throw new TypeError('RateLimitModule: `servers` or `connection` is required');
     }
@@ -20,7 +25,12 @@ export class RateLimitConnection {
     const name = options.connectionName ?? DEFAULT_CONNECTION_NAME;
     // Reconnect for as long as NATS is away: nats.js gives up after 10 attempts by default, and a
     // closed connection would answer every guarded call by the failure policy until a restart.
-    const connection = await connect({ servers, name, maxReconnectAttempts: -1 });
+    const connection = await connect({
+      maxReconnectAttempts: -1,
+      ...options.nats,
+      servers,
+      name,
+    });
     return new RateLimitConnection(connection, true);
   }
 

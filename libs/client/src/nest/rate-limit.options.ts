@@ -5,7 +5,7 @@ import type {
   OptionalFactoryDependency,
 } from '@nestjs/common';
 import type { AcquireRequest } from '@app/contracts';
-import type { NatsConnection } from 'nats';
+import type { ConnectionOptions, NatsConnection } from 'nats';
 import type { RateLimitClientOptions } from '..';
 
 /** What a request is charged: a number of `requests`, or a cost per unit. */
@@ -28,8 +28,9 @@ export interface RateLimitRouteOptions {
 type ClientOptions = Omit<RateLimitClientOptions, 'connection'>;
 
 /**
- * Options of `RateLimitModule`: either `servers` (the module opens a NATS connection and drains it
- * on shutdown) or `connection` (the caller's, never closed by the module); the RateLimitClient
+ * Options of `RateLimitModule`: either `servers` (the module opens a NATS connection, with the
+ * `nats` options, and drains it on shutdown) or `connection` (the caller's, never closed by the
+ * module); the RateLimitClient
  * options; and the guard's defaults (`quota`, `key`, `cost`). With a default `key`, a global guard
  * limits every route that has no `@RateLimit()` of its own and no `@SkipRateLimit()`.
  */
@@ -37,6 +38,12 @@ export interface RateLimitModuleOptions extends ClientOptions, RateLimitRouteOpt
   readonly servers?: string | readonly string[];
   /** The name of the connection the module opens (shown by NATS monitoring). */
   readonly connectionName?: string;
+  /**
+   * nats.js options of the connection the module opens: credentials (`user`/`pass`, `token`,
+   * `authenticator`), `tls`, and the `inboxPrefix` a NATS user of its own may be given
+   * (docs/operations.md, NATS users and permissions).
+   */
+  readonly nats?: Omit<ConnectionOptions, 'servers' | 'name'>;
   readonly connection?: NatsConnection;
   /** Default true: RateLimitClient and RateLimitGuard can be injected in every module. */
   readonly global?: boolean;
