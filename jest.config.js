@@ -19,7 +19,9 @@ const moduleNameMapper = {
   // Examples import the client as users do, by its package name.
   '^@ratelimit/client(|/.*)$': '<rootDir>/libs/client/src$1',
 };
-const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
+// Node's environment, which also kills (and reports) child processes a test file left running.
+const testEnvironment = '<rootDir>/test/support/process-environment.ts';
+const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment };
 // Suites that measure utilization under a load they generate themselves: a suite running beside
 // them starves that load. `npm test` runs them after the others, alone (project e2e-alone).
 const ALONE = ['limiter-cluster-lease.e2e-spec.ts'];
