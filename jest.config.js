@@ -19,11 +19,9 @@ const moduleNameMapper = {
   // Examples import the client as users do, by its package name.
   '^@ratelimit/client(|/.*)$': '<rootDir>/libs/client/src$1',
 };
-const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
-// Suites that measure utilization under a load they generate themselves: a suite running beside
-// them starves that load. `npm test` runs them after the others, alone (project e2e-alone).
-const ALONE = ['limiter-cluster-lease.e2e-spec.ts'];
-
+// Node's environment, which also kills (and reports) child processes a test file left running.
+const testEnvironment = '<rootDir>/test/support/process-environment.ts';
+const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment };
 module.exports = {
   // Two suites at a time on the 2-core machines the tests run on (Jest's default there is one):
   // most e2e time is spent waiting on child processes, windows and timers, not on a core.
@@ -40,13 +38,6 @@ module.exports = {
       displayName: 'e2e',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts', '**/*.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...ALONE.map((f) => `/test/${f}$`)],
-    },
-    {
-      ...common,
-      displayName: 'e2e-alone',
-      roots: ['<rootDir>/test'],
-      testMatch: ALONE.map((f) => `**/${f}`),
     },
   ],
 };

@@ -13,14 +13,17 @@
  *   (d) the same two over 100 000 keys drawn Zipf (s = 1.1), both on the same key sequence, with
  *       the share of decisions made from slices (the book's lease counters);
  *   (c) and (d) as (a): same Redis, median of 3, alternating, with Redis script calls per decision;
- *   stranded: three ClusterScopes (bench/cluster/stranded.ts), 3x overload on one key per algorithm.
+ *   stranded: three ClusterScopes (bench/cluster/stranded.ts), 3x overload on one key per algorithm;
+ *   utilization end to end: three limiter processes leased beside three with leases off, one
+ *       private redis-server, a steady overload per algorithm over HTTP and NATS, then a replica
+ *       SIGKILLed mid-window (bench/cluster/utilization.ts; needs NATS).
  * A leased ClusterScope.acquire answers from its slice synchronously: a Promise per call would cost
  * more than the decision itself. Its loop (syncAwareLoop) runs IN_FLIGHT workers that call on at
  * once after a sync answer and await only a Promise answer (yielding to I/O every SYNC_BURST sync
  * answers): as in the peers' closed loop, IN_FLIGHT calls are outstanding at all times (a sync
  * answer is complete when returned), so calls that go to Redis get the peers' concurrency.
  * Run from sources (swc-node): the work is Redis round trips, not JIT-sensitive code.
- * BENCH_QUICK=1 shortens every run.
+ * BENCH_QUICK=1 shortens every run; BENCH_ONLY=utilization runs the end-to-end utilization alone.
  */
 import { randomUUID } from 'node:crypto';
 import type { NormalisedAcquire } from '@app/contracts';
@@ -34,6 +37,7 @@ import { LeaseBook } from '../apps/limiter/src/cluster/lease/lease-book';
 import { RedisQuotaStore, type LeaseGrant } from '../apps/limiter/src/cluster/redis-quota-store';
 import { DEFAULT_LEASE_SETTINGS } from '../apps/limiter/src/settings/limiter-settings';
 import { strandedRun } from './cluster/stranded';
+import { utilizationFigures } from './cluster/utilization';
 import { topShare, zipfDraws } from './cluster/zipf';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -49,6 +53,10 @@ const ZIPF_KEYS = 100_000;
 const ZIPF_S = 1.1;
 const ZIPF_DRAWS = 1 << 20;
 const STRANDED_WINDOWS = QUICK ? 3 : 5;
+const UTILIZATION_WINDOWS = QUICK ? 2 : 8;
+/** Whole windows (of 2 s) measured after the one in which a replica is killed. */
+const KILLED_AFTER = QUICK ? 1 : 3;
+const ONLY_UTILIZATION = process.env.BENCH_ONLY === 'utilization';
 
 /** A textbook token bucket: read, refill, take, write, expire. One call per decision. */
 const RAW_TOKEN_BUCKET = `
@@ -178,6 +186,7 @@ async function memoryPerKey(redis: Redis, run: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (ONLY_UTILIZATION) return utilizationFigures(UTILIZATION_WINDOWS, KILLED_AFTER);
   const run = randomUUID().slice(0, 8);
   const keys = Array.from({ length: KEYS }, (_, i) => `user-${i}`);
 
@@ -263,6 +272,7 @@ async function main(): Promise<void> {
   await leaseFigures(raw, sha, run);
   await stranded(run);
   await raw.quit();
+  await utilizationFigures(UTILIZATION_WINDOWS, KILLED_AFTER);
 }
 
 interface LeaseFigure {

@@ -6,7 +6,7 @@
  * Redis killed and restarted under load.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -24,6 +24,7 @@ import {
   type Sample,
   type Transports,
 } from './support/cluster-load';
+import { stopRig } from './support/cleanup';
 import { configFile, metric, sleep, waitReady, type Json } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { waitUntil } from './support/nats-process';
@@ -148,7 +149,9 @@ describe('cluster scope under faults: three limiters, one private Redis', () => 
     ];
     const config = configFile(dir, quotas);
     const url = redis.url;
-    await Promise.all(
+    // allSettled: when one replica fails to start, the others are in `limiters` (for afterAll)
+    // before this throws.
+    const started = await Promise.allSettled(
       Array.from({ length: REPLICAS }, async (_, i) => {
         limiters[i] = await startLimiter({
           NATS_URL,
@@ -164,6 +167,8 @@ describe('cluster scope under faults: three limiters, one private Redis', () => 
         });
       }),
     );
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     await Promise.all(limiters.map((l) => waitReady(l)));
     admin = new Redis(url, { maxRetriesPerRequest: 1 });
     // Reconnect noise while Redis is down is expected; the calls that matter report their errors.
@@ -172,14 +177,7 @@ describe('cluster scope under faults: three limiters, one private Redis', () => 
     io = { urls: limiters.map((l) => l.url), nc, subject: `${prefix}.acquire` };
   });
 
-  afterAll(async () => {
-    await Promise.all(loads.map((l) => l.stop()));
-    await nc?.close();
-    admin?.disconnect();
-    await Promise.all(limiters.filter((l) => l !== undefined).map((l) => l.stop()));
-    await redis?.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopRig({ loads, nc, admin, limiters, redis, dir }));
 
   it('SCRIPT FLUSH under load: every acquire over HTTP and NATS is answered from Redis, none fails, and a limit of 10 stays exact', async () => {
     const direct = admin!;

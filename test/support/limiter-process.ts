@@ -93,7 +93,9 @@ export async function startApp(
   const { child, exited, output } = spawnApp(app, env);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${app} exited ${child.exitCode}:\n${output()}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${app} exited ${child.exitCode ?? child.signalCode}:\n${output()}`);
+    }
     port ||= boundPort(output()) ?? 0;
     try {
       if (port !== 0 && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
