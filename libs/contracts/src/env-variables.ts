@@ -105,6 +105,32 @@ export const ENV_VARIABLES = [
     meaning: 'queue group the replicas share',
   },
   {
+    name: 'CONTROL_SEED',
+    apps: admin,
+    default: '(unset)',
+    meaning: 'nkeys seed the admin signs control entries and requests with; unset: unsigned',
+    secret: true,
+  },
+  {
+    name: 'CONTROL_PUBLIC_KEY',
+    apps: limiter,
+    default: '(unset)',
+    meaning: "the admin's public key: control not signed by it is refused; unset: any",
+  },
+  {
+    name: 'REPORT_SEED',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'nkeys seed the limiter signs its stats reports with; unset: unsigned',
+    secret: true,
+  },
+  {
+    name: 'REPORT_PUBLIC_KEYS',
+    apps: both,
+    default: '(unset)',
+    meaning: "comma list: the limiters' public keys whose stats reports count",
+  },
+  {
     name: 'MAX_REQUESTS',
     apps: both,
     default: '100',
