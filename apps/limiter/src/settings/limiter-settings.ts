@@ -19,6 +19,9 @@ import {
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
 import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit';
+import { readLimiterSigning, type LimiterSigning } from './limiter-signing';
+
+export type { LimiterSigning } from './limiter-signing';
 
 /** The limiter's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface LimiterSettings {
@@ -60,6 +63,8 @@ export interface LimiterSettings {
   readonly httpMaxConnections: number;
   /** LEASE_*: when and how cluster quotas' hot keys lease capacity from Redis. */
   readonly lease: LeaseSettings;
+  /** CONTROL_PUBLIC_KEY, REPORT_SEED, REPORT_PUBLIC_KEYS (docs/operations.md, "Control keys"). */
+  readonly signing: LimiterSigning;
 }
 
 /** Capacity leases of cluster scope (docs/contract.md, Environment: LEASE_*). */
@@ -142,6 +147,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
       1_000_000,
     ),
     lease: readLeaseSettings(env),
+    signing: readLimiterSigning(env),
   };
 }
 
