@@ -13,6 +13,7 @@ import {
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
 import { adminBinding } from './admin-binding';
+import { readAdminSigning, type AdminSigning } from './admin-signing';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
@@ -43,6 +44,8 @@ export interface AdminSettings {
   readonly gocc: GoccSettings;
   /** CONSOLE_DIR: where the web console's built files are; undefined: look in the usual places. */
   readonly consoleDir: string | undefined;
+  /** CONTROL_SEED, REPORT_PUBLIC_KEYS. */
+  readonly signing: AdminSigning;
 }
 
 export const ADMIN_SETTINGS = Symbol('AdminSettings');
@@ -79,5 +82,6 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     ),
     gocc: readGoccSettings(env),
     consoleDir: env['CONSOLE_DIR']?.trim() || undefined,
+    signing: readAdminSigning(env),
   };
 }
