@@ -80,9 +80,9 @@ describe('signed control: what a plain NATS client cannot do', () => {
     });
   const inForce = (quota: string, limit: number): Promise<void> =>
     waitUntil(`${quota} at ${limit}`, async () => (await limitOf(quota)) === limit, 30_000);
-  const refused = async (kind: string, reason: string): Promise<number> => {
+  const refused = async (kind: string, cause: string): Promise<number> => {
     const metrics = await (await fetch(`${limiter.url}/metrics`)).text();
-    const series = `ratelimit_control_refused_total{kind="${kind}",reason="${reason}"} `;
+    const series = `ratelimit_control_refused_total{kind="${kind}",cause="${cause}"} `;
     const line = metrics.split('\n').find((l) => l.startsWith(series));
     return line === undefined ? 0 : Number(line.slice(series.length));
   };

@@ -13,7 +13,7 @@ const LOGS: Readonly<Record<ControlKind, ThrottledLog>> = {
 
 /**
  * Control refused for its signature or its age (docs/operations.md, "Control keys"): counted by
- * kind and reason (`ratelimit_control_refused_total`) and logged, a bounded number of lines a
+ * kind and cause (`ratelimit_control_refused_total{kind, cause}`) and logged, a bounded number of lines a
  * second per kind. Nothing refused is applied.
  */
 export class ControlRefusals {
@@ -22,7 +22,7 @@ export class ControlRefusals {
   refused(kind: ControlKind, refusal: Refusal, reason: string): void {
     const label = `${kind} ${refusal}`;
     this.counts.set(label, (this.counts.get(label) ?? 0) + 1);
-    LOGS[kind].write(() => ({ msg: `control ${kind} refused: ${reason}`, reason: refusal }));
+    LOGS[kind].write(() => ({ msg: `control ${kind} refused: ${reason}`, cause: refusal }));
   }
 
   /** Counts so far, by kind and reason (only those that happened). */

@@ -111,7 +111,7 @@ export class MetricsService {
     new Counter({
       name: 'ratelimit_control_refused_total',
       help: 'Control entries, requests and stats reports refused for their signature or age, never applied',
-      labelNames: ['kind', 'reason'] as const,
+      labelNames: ['kind', 'cause'] as const,
       registers,
       collect() {
         this.reset();

@@ -18,7 +18,7 @@ export const SIGNATURE_TAG = 'RLS1';
 export const SIGNATURE_HEADER = CONTROL_HEADERS.signature;
 
 /**
- * Why a signed value or message was refused; `ratelimit_control_refused_total`'s `reason`.
+ * Why a signed value or message was refused; `ratelimit_control_refused_total`'s `cause`.
  * `too-large`: a report larger than its reader takes, refused unread.
  */
 export type Refusal =
