@@ -19,6 +19,7 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
+import { ThrottledLog } from '@app/logging';
 import type { NatsConnection } from 'nats';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import { openControlBucket } from './bucket-bounds';
@@ -49,6 +50,14 @@ const READ_IDLE_MS = 5_000;
 const RETRY_RECONCILE_MS = 2_000;
 /** Foreign writes that arrive together are restored by one reconcile this long after the first. */
 const RESTORE_DELAY_MS = 200;
+/**
+ * Restores (and their audit entries) start at most this often: a client that keeps writing the
+ * bucket gets its writes undone once a second, not a reconcile and an audit row per write.
+ */
+const RESTORE_EVERY_MS = 1_000;
+
+/** A client that may write the bucket can cause these at will. */
+const foreignLog = new ThrottledLog('ControlPublisher', 'control.foreign-write', 'warn');
 /** Shutdown waits at most this long for queued writes. */
 const SHUTDOWN_WAIT_MS = 5_000;
 
@@ -130,6 +139,7 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   private found: Foreign[] = [];
   private foundCount = 0;
   private restoreTimer: NodeJS.Timeout | undefined;
+  private lastRestoreAt = -Infinity;
   private readonly restoredListeners: ((restored: Restored) => void)[] = [];
   /** For the shutdown line: queued when shutdown began, and still unfinished when it stopped waiting. */
   drained: { readonly queued: number; readonly left: number } | undefined;
@@ -334,14 +344,19 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   /** A foreign write the guard saw: restored with the next reconcile, soon. */
   private foreignFound(foreign: Foreign): void {
     if (this.foundCount++ < FOREIGN_SHOWN) this.found.push(foreign);
+    foreignLog.write(() => ({
+      msg: `control bucket: a write not signed by CONTROL_SEED (${foreign.reason}): the admin's state goes back`,
+      key: foreign.key,
+      cause: foreign.refusal,
+    }));
     if (this.restoreTimer !== undefined || this.stopping) return;
-    this.logger.warn(
-      `control bucket: a write not signed by CONTROL_SEED (${foreign.reason}): restoring the admin's state`,
-    );
+    const now = performance.now();
+    const delay = Math.max(RESTORE_DELAY_MS, this.lastRestoreAt + RESTORE_EVERY_MS - now);
     this.restoreTimer = setTimeout(() => {
       this.restoreTimer = undefined;
+      this.lastRestoreAt = performance.now();
       if (!this.stopping) void this.reconcileFromSource();
-    }, RESTORE_DELAY_MS);
+    }, delay);
     this.restoreTimer.unref();
   }
 
