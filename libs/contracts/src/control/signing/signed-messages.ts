@@ -17,7 +17,7 @@ export type MessageCheck =
   | { readonly ok: true }
   | { readonly ok: false; readonly refusal: Refusal; readonly reason: string };
 
-/** The nonces taken in the window, in the order taken (their expiry order too). */
+/** The nonces taken in the window, in the order taken. */
 export class FreshNonces {
   private readonly expiry = new Map<string, number>();
   private readonly order: string[] = [];
@@ -52,8 +52,9 @@ export class FreshNonces {
         reason: `more than ${this.capacity} signed messages in ${this.windowMs / 1000} s`,
       };
     }
-    // Fresh until at + window <= now + 2 x window: remembered that long, in arrival order.
-    this.expiry.set(nonce, this.latest + 2 * this.windowMs);
+    // Fresh until at + window, on this clock: remembered that long (kept in arrival order, so
+    // one from a sender whose clock is ahead may hold the ones behind it a little longer).
+    this.expiry.set(nonce, at + this.windowMs);
     this.order.push(nonce);
     return { ok: true };
   }
