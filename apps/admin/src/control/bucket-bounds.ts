@@ -1,4 +1,4 @@
-import type { ControlSequence, EntryOpener, SigningKey } from '@app/contracts';
+import type { ControlSequence, RememberingOpener, SigningKey } from '@app/contracts';
 import type { NatsConnection } from 'nats';
 import { ControlBucket } from './bucket-writes';
 import { errorMessage } from './error-message';
@@ -17,7 +17,7 @@ export const MAX_VALUE_BYTES = 256 * 1024;
 export interface ControlBucketOptions {
   readonly seed: SigningKey | undefined;
   readonly sequence: ControlSequence;
-  readonly opener: EntryOpener;
+  readonly opener: RememberingOpener;
   readonly log: { warn(message: string): void; log(message: string): void };
 }
 

@@ -5,7 +5,7 @@ import {
   rememberingOpener,
   UNVERIFIED_OPENER,
   verifyingOpener,
-  type EntryOpener,
+  type RememberingOpener,
   type SigningKey,
 } from '@app/contracts';
 import { headers, type JetStreamClient, type KV } from 'nats';
@@ -21,8 +21,9 @@ export interface BucketWrites {
  * everything). Each value's signature is checked once for the life of the opener: the reads of
  * every reconcile and the guard's watch share one.
  */
-export function controlOpener(bucket: string, seed: SigningKey | undefined): EntryOpener {
-  return seed === undefined ? UNVERIFIED_OPENER : rememberingOpener(verifyingOpener(bucket, seed));
+export function controlOpener(bucket: string, seed: SigningKey | undefined): RememberingOpener {
+  if (seed === undefined) return { ...UNVERIFIED_OPENER, remember: () => undefined };
+  return rememberingOpener(verifyingOpener(bucket, seed));
 }
 
 /** nats.js's own header and value for a KV delete marker. */
@@ -42,8 +43,8 @@ export class ControlBucket implements BucketWrites {
     readonly name: string,
     private readonly seed: SigningKey | undefined,
     readonly sequence: ControlSequence,
-    /** How the admin reads the bucket (controlOpener). */
-    readonly opener: EntryOpener = controlOpener(name, seed),
+    /** How the admin reads the bucket (controlOpener); it knows the admin's own writes. */
+    readonly opener: RememberingOpener = controlOpener(name, seed),
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -58,10 +59,10 @@ export class ControlBucket implements BucketWrites {
       return;
     }
     const seq = this.sequence.next(this.now());
-    await this.kv.put(
-      key,
-      signValue(this.seed, { kind: 'put', bucket: this.name, key }, seq, payload),
-    );
+    const value = signValue(this.seed, { kind: 'put', bucket: this.name, key }, seq, payload);
+    // Its own write comes back through the guard's watch and the next read: no check needed.
+    this.opener.remember('put', key, value);
+    await this.kv.put(key, value);
   }
 
   async delete(key: string): Promise<void> {
@@ -71,6 +72,7 @@ export class ControlBucket implements BucketWrites {
     }
     const seq = this.sequence.next(this.now());
     const line = signatureLine(this.seed, { kind: 'del', bucket: this.name, key }, seq, '');
+    this.opener.remember('del', key, `${line}\n`);
     const h = headers();
     h.set(KV_OPERATION, 'DEL');
     await this.js.publish(`$KV.${this.name}.${key}`, new TextEncoder().encode(`${line}\n`), {

@@ -9,7 +9,7 @@ import {
   type ControlProvider,
   type ControlQuota,
   type ControlSet,
-  type EntryOpener,
+  type RememberingOpener,
   type SigningKey,
 } from '@app/contracts';
 import {
@@ -133,7 +133,7 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   /** Every write's sequence, for the life of the process (raised past the bucket's). */
   private readonly sequence = new ControlSequence();
   /** Checks each value in the bucket once for the life of the process (see controlOpener). */
-  private readonly opener: EntryOpener;
+  private readonly opener: RememberingOpener;
   private readonly guard: BucketGuard;
   /** Foreign writes the guard reported, not yet restored. */
   private found: Foreign[] = [];

@@ -170,6 +170,16 @@ describe('signed KV values', () => {
     expect(checked).toBe(5);
     // A delete with the same body as a put is another write.
     expect(remembering.open('del', KEY, signed).ok).toBe(false);
+    // What the writer signed itself is taken unchecked, as signed.
+    const own = signValue(admin, put, 9, PAYLOAD);
+    remembering.remember('put', KEY, own);
+    const before = checked;
+    expect(remembering.open('put', KEY, own)).toMatchObject({
+      ok: true,
+      payload: PAYLOAD,
+      line: { seq: 9 },
+    });
+    expect(checked).toBe(before);
   });
 
   it('without a key, takes every value and sets a signature line aside unchecked', () => {

@@ -1,5 +1,11 @@
 import type { VerifyKey } from './control-keys';
-import { splitValue, trustedKeys, verifyLine, type Opened } from './control-signature';
+import {
+  parseSignatureLine,
+  splitValue,
+  trustedKeys,
+  verifyLine,
+  type Opened,
+} from './control-signature';
 
 /** What a reader of the bucket does with a value before reading its payload. */
 export interface EntryOpener {
@@ -38,17 +44,22 @@ export function verifyingOpener(bucket: string, key: VerifyKey): EntryOpener {
   };
 }
 
+/** An opener that remembers what it took (rememberingOpener). */
+export interface RememberingOpener extends EntryOpener {
+  /** A value this process signed itself: taken later as it is, without a check. */
+  remember(op: 'put' | 'del', key: string, raw: string): void;
+}
+
 /**
  * `inner`, remembering the last value of each key it took: the very same value again (a watch
- * replaying the bucket, a second read of it) is taken without checking its signature again.
- * Refused values are not remembered, so what it holds is bounded by the keys signed values were
- * written under. A payload is a slice of its value, so keeping the value costs little more.
+ * replaying the bucket, a second read of it, the writer's own write coming back) is taken
+ * without checking its signature again. Refused values are not remembered, so what it holds is
+ * bounded by the keys signed values were written under. A payload is a slice of its value, so
+ * keeping the value costs little more.
  */
-export function rememberingOpener(inner: EntryOpener): EntryOpener {
-  const taken = new Map<
-    string,
-    { readonly op: 'put' | 'del'; readonly raw: string; readonly opened: Opened }
-  >();
+export function rememberingOpener(inner: EntryOpener): RememberingOpener {
+  type Taken = { readonly op: 'put' | 'del'; readonly raw: string; readonly opened: Opened };
+  const taken = new Map<string, Taken>();
   return {
     verifies: inner.verifies,
     open(op, key, raw) {
@@ -57,6 +68,16 @@ export function rememberingOpener(inner: EntryOpener): EntryOpener {
       const opened = inner.open(op, key, raw);
       if (opened.ok) taken.set(key, { op, raw, opened });
       return opened;
+    },
+    remember(op, key, raw) {
+      const { line, payload } = splitValue(raw);
+      const parsed = line === undefined ? undefined : parseSignatureLine(line);
+      if (typeof parsed !== 'object') return;
+      taken.set(key, {
+        op,
+        raw,
+        opened: { ok: true, payload: op === 'del' ? '' : payload, line: parsed },
+      });
     },
   };
 }
