@@ -164,12 +164,11 @@ export class ControlService {
   private heard(msg: Msg): void {
     const now = this.clock.now();
     const h = msg.headers;
-    if (!this.signing.acceptsReport(msg.data, h, now)) return;
-    this.peers.hear(
-      h?.get(STATS_REPORT_HEADERS.replica),
-      h?.get(STATS_REPORT_HEADERS.queueGroup),
-      now,
-    );
+    const replica = h?.get(STATS_REPORT_HEADERS.replica);
+    // Its own report counts as it is (without REPORT_SEED it is unsigned); one that only claims
+    // to be it adds no replica.
+    if (replica !== this.replica && !this.signing.acceptsReport(msg.data, h, now)) return;
+    this.peers.hear(replica, h?.get(STATS_REPORT_HEADERS.queueGroup), now);
     const warning = this.localScope.check(this.peers.peers(now), this.settings.queueGroup);
     if (warning !== undefined) this.log.warn(warning);
   }
