@@ -55,11 +55,11 @@ const RESTORE_DELAY_MS = 200;
  * bucket gets its writes undone once a second, not a reconcile and an audit row per write.
  */
 const RESTORE_EVERY_MS = 1_000;
+/** Shutdown waits at most this long for queued writes. */
+const SHUTDOWN_WAIT_MS = 5_000;
 
 /** A client that may write the bucket can cause these at will. */
 const foreignLog = new ThrottledLog('ControlPublisher', 'control.foreign-write', 'warn');
-/** Shutdown waits at most this long for queued writes. */
-const SHUTDOWN_WAIT_MS = 5_000;
 
 /**
  * What a write did. `published: false` means "stored (by the caller), not yet published": NATS is
