@@ -21,7 +21,6 @@ import {
   signValue,
   verifyingOpener,
   type ControlQuota,
-  type StatsReport,
 } from '@app/contracts';
 import { Logger } from '@nestjs/common';
 import { createUser, fromPublic } from 'nkeys.js';
@@ -34,25 +33,11 @@ import {
 } from '../apps/admin/src/control/stats-aggregator.service';
 import { readAdminSettings } from '../apps/admin/src/settings/admin-settings';
 import { ControlEntries } from '../apps/limiter/src/control/control-entries';
+import { statsReport } from '../test/support/forged-control';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SUBJECT = 'ratelimit.v1.control.stats';
 const BUCKET = 'ratelimit_v1_control';
-
-function report(replica: string, quotas: number): StatsReport {
-  return {
-    replica,
-    at: Date.now(),
-    quotas: Array.from({ length: quotas }, (_, i) => ({
-      quota: `quota-${i}`,
-      approved: 1_000 + i,
-      denied: i,
-      queued: 0,
-      activeKeys: 10,
-      scope: 'local' as const,
-    })),
-  };
-}
 
 /** Microseconds per call of `work`, the median of 5 rounds of `n` after a warm-up round. */
 function usPer(n: number, work: (i: number) => void): number {
@@ -71,7 +56,7 @@ function reports(): void {
   const peer = fromPublic(pair.getPublicKey());
   console.log('1. a stats report signed and checked (µs per report, sign + verify)');
   for (const quotas of [10, 100, 1_000]) {
-    const body = Buffer.from(JSON.stringify(report('r', quotas)));
+    const body = Buffer.from(JSON.stringify(statsReport('r', quotas)));
     const headers = ['r', 'ratelimit-limiter'];
     const now = Date.now();
     const verifier = new MessageVerifier([key], 30_000, 10_000_000);
@@ -178,7 +163,7 @@ function flood(): void {
     bytes: Infinity,
   };
   const bodies = Array.from({ length: replicas }, (_, i) =>
-    Buffer.from(JSON.stringify(report(`forged-${i}`, 1_000))),
+    Buffer.from(JSON.stringify(statsReport(`forged-${i}`, 1_000))),
   );
   console.log(
     `3. the admin after ${replicas} forged reports of 1 000 quotas (${bodies[0]!.length} bytes ` +

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { connect, type KV, type NatsConnection } from 'nats';
 import { gqlData, startAdmin, type AdminProcess } from '../test/support/admin-process';
 import { NO_CONTROL_KEYS_ENV } from '../test/support/control-keys';
+import { forgedQuota } from '../test/support/forged-control';
 import { post } from '../test/support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from '../test/support/limiter-process';
 
@@ -104,22 +105,7 @@ async function forgeries(
   const key = quotaEntryKey('bench');
   const served = new Set<unknown>();
   const restoredMs: number[] = [];
-  const forged = JSON.stringify({
-    spec: {
-      name: 'bench',
-      limits: [
-        {
-          name: 'rpm',
-          unit: 'requests',
-          limit: 1_000_000,
-          windowMs: 60_000,
-          algorithm: 'fixed_window',
-        },
-      ],
-    },
-    version: 999,
-    updatedAt: Date.now(),
-  });
+  const forged = JSON.stringify(forgedQuota('bench'));
   for (let round = 0; round < FORGERIES; round++) {
     const started = performance.now();
     await kv.put(key, forged);

@@ -6,7 +6,7 @@
  * many quotas. What the aggregator holds is asserted (replicas, quota counts, bytes), not the
  * process's memory.
  */
-import { controlNames, type StatsReport } from '@app/contracts';
+import { controlNames } from '@app/contracts';
 import { Global, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +19,7 @@ import {
 import { readAdminSettings } from '../apps/admin/src/settings/admin-settings';
 import { SettingsModule } from '../apps/admin/src/settings/settings.module';
 import { CONTROL_KEYS_ENV, limiterReportHeaders } from './support/control-keys';
+import { statsReport } from './support/forged-control';
 import { waitUntil } from './support/nats-process';
 
 jest.setTimeout(120_000);
@@ -32,20 +33,6 @@ const BOUNDS: ReportBounds = { replicas: 50, quotasPerReport: 500, bytes: 256 * 
   exports: [STATS_REPORT_BOUNDS],
 })
 class SmallBounds {}
-
-function report(replica: string, quotas: number): StatsReport {
-  return {
-    replica,
-    at: Date.now(),
-    quotas: Array.from({ length: quotas }, (_, i) => ({
-      quota: `quota-${i}`,
-      approved: i,
-      denied: 0,
-      queued: 0,
-      activeKeys: 1,
-    })),
-  };
-}
 
 async function startAggregator(
   env: Record<string, string>,
@@ -87,7 +74,7 @@ describe('the admin under a flood of stats reports', () => {
     const { app, aggregator, subject } = await startAggregator({ REPORT_PUBLIC_KEYS: '' });
     try {
       // 80 replicas of one quota each: more than the replicas it keeps.
-      for (let i = 0; i < 80; i++) nc.publish(subject, JSON.stringify(report(`r-${i}`, 1)));
+      for (let i = 0; i < 80; i++) nc.publish(subject, JSON.stringify(statsReport(`r-${i}`, 1)));
       await nc.flush();
       await waitUntil('the flood read', () => aggregator.refusedReports >= 30);
       expect(aggregator.refusedReports).toBe(30);
@@ -98,14 +85,16 @@ describe('the admin under a flood of stats reports', () => {
       // then 20 reports of 400 quotas (~30 KB each): more bytes than it keeps.
       await waitUntil('the replicas forgotten', () => aggregator.liveReplicas() === 0, 10_000);
       const before = aggregator.refusedReports;
-      nc.publish(subject, JSON.stringify(report('big', BOUNDS.quotasPerReport + 1)));
-      for (let i = 0; i < 20; i++) nc.publish(subject, JSON.stringify(report(`q-${i}`, 400)));
+      nc.publish(subject, JSON.stringify(statsReport('big', BOUNDS.quotasPerReport + 1)));
+      for (let i = 0; i < 20; i++) nc.publish(subject, JSON.stringify(statsReport(`q-${i}`, 400)));
       await nc.flush();
       const read = (): number => aggregator.held.replicas + aggregator.refusedReports - before;
       await waitUntil('the flood read', () => read() === 21);
       const held = aggregator.held;
       expect(held.bytes).toBeLessThanOrEqual(BOUNDS.bytes);
-      expect(held.bytes).toBeGreaterThan(BOUNDS.bytes - 40 * 1024);
+      // Full: one more report would not fit.
+      const oneReport = Buffer.byteLength(JSON.stringify(statsReport('q-10', 400)));
+      expect(held.bytes).toBeGreaterThan(BOUNDS.bytes - oneReport);
       expect(held.replicas).toBeLessThan(20);
       expect(held.quotas).toBe(held.replicas * 400);
       expect(aggregator.current().quotas.length).toBe(400);
@@ -119,8 +108,8 @@ describe('the admin under a flood of stats reports', () => {
       REPORT_PUBLIC_KEYS: CONTROL_KEYS_ENV['REPORT_PUBLIC_KEYS']!,
     });
     try {
-      for (let i = 0; i < 500; i++) nc.publish(subject, JSON.stringify(report(`f-${i}`, 100)));
-      const body = JSON.stringify(report('real', 3));
+      for (let i = 0; i < 500; i++) nc.publish(subject, JSON.stringify(statsReport(`f-${i}`, 100)));
+      const body = JSON.stringify(statsReport('real', 3));
       const signed = limiterReportHeaders(subject, 'real', 'g', body);
       nc.publish(subject, body, { headers: signed });
       // The same signed report again (replayed): refused too.

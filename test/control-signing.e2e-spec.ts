@@ -5,7 +5,7 @@
  * without a key. Before signing, the first three cases failed: the forged quota was in force
  * (limit 1 000 000), the reset answered `true`, and the admin counted the phantom replica.
  */
-import { controlNames, quotaEntryKey, SIGNATURE_TAG, type ControlQuota } from '@app/contracts';
+import { controlNames, quotaEntryKey, SIGNATURE_TAG } from '@app/contracts';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { connect, headers, type KV, type NatsConnection } from 'nats';
 import { gqlData, startAdmin, type AdminProcess } from './support/admin-process';
 import { httpAcquire, post, sleep } from './support/limiter-http';
 import { CONTROL_KEYS_ENV, NO_CONTROL_KEYS_ENV } from './support/control-keys';
+import { forgedQuota } from './support/forged-control';
 import {
   runAppToExit,
   startLimiter,
@@ -27,27 +28,6 @@ jest.setTimeout(180_000);
 const NATS_URL = 'nats://127.0.0.1:4222';
 const UPSERT = 'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { version } }';
 const QUEUE_GROUP = `q-${randomUUID()}`;
-
-/** What the attacker puts: a quota entry as the admin writes one, with a limit of a million. */
-function forged(name: string): ControlQuota {
-  return {
-    spec: {
-      name,
-      match: `${name}-*`,
-      limits: [
-        {
-          name: 'rpm',
-          unit: 'requests',
-          limit: 1_000_000,
-          windowMs: 60_000,
-          algorithm: 'fixed_window',
-        },
-      ],
-    },
-    version: 99,
-    updatedAt: Date.now(),
-  };
-}
 
 interface AuditRow {
   actor: string;
@@ -149,7 +129,7 @@ describe('signed control: what a plain NATS client cannot do', () => {
   it('a quota put into the bucket by a plain client is never in force; the admin puts its own back', async () => {
     const before = await refused('entry', 'unsigned');
     const limits = await limitsDuring('api', async () => {
-      await kv.put(quotaEntryKey('api'), JSON.stringify(forged('api')));
+      await kv.put(quotaEntryKey('api'), JSON.stringify(forgedQuota('api')));
     });
     expect(limits).toEqual([5]);
     expect(await refused('entry', 'unsigned')).toBeGreaterThan(before);
@@ -296,7 +276,7 @@ describe('control keys at start', () => {
     });
     try {
       const kv = await nc.jetstream().views.kv(bucket, { history: 1 });
-      await kv.put(quotaEntryKey('open'), JSON.stringify(forged('open')));
+      await kv.put(quotaEntryKey('open'), JSON.stringify(forgedQuota('open')));
       await waitUntil('the unsigned entry in force', async () => {
         const reply = await post(limiter.url, '/v1/decide', { key: 'open-1', quota: 'open' });
         return reply['limit'] === 1_000_000;
