@@ -3,21 +3,27 @@
  * in force on every limiter (issue 5 point 4: within 1 s). A real admin and two limiter processes
  * on the local NATS, each started from sources. For each of ROUNDS changes: the instant before
  * the mutation is sent, until both limiters answer /v1/decide with the new limit (polled back to
- * back). Beside it, in the same run and on the same NATS, the peer: a raw JetStream KV put seen by
- * a raw KV watch (the transport's own floor). Prints p50/p99/max and the ratio of the p99s.
- * BENCH_QUICK=1 shortens it.
+ * back). Measured with control keys (every entry signed by the admin and checked by the limiters:
+ * what production runs) and without (control unauthenticated), in the same run. Beside them, the
+ * peer: a raw JetStream KV put seen by a raw KV watch (the transport's own floor). Then, with
+ * keys, a forged entry put into the bucket by a plain client: whether a limiter ever served it,
+ * and how long until the admin's own value was back in the bucket. Prints p50/p99/max and the
+ * ratios of the p99s. BENCH_QUICK=1 shortens it.
  */
-import { controlNames } from '@app/contracts';
+import { controlNames, quotaEntryKey, SIGNATURE_TAG } from '@app/contracts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type KV, type NatsConnection } from 'nats';
-import { gqlData, startAdmin } from '../test/support/admin-process';
+import { gqlData, startAdmin, type AdminProcess } from '../test/support/admin-process';
+import { NO_CONTROL_KEYS_ENV } from '../test/support/control-keys';
+import { forgedQuota } from '../test/support/forged-control';
 import { post } from '../test/support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from '../test/support/limiter-process';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const ROUNDS = QUICK ? 20 : 200;
+const FORGERIES = QUICK ? 5 : 20;
 const NATS_URL = process.env['NATS_URL'] || 'nats://127.0.0.1:4222';
 
 const UPSERT = 'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { version } }';
@@ -47,10 +53,16 @@ async function seen(limiter: LimiterProcess, limit: number, deadline: number): P
   }
 }
 
-async function admin(): Promise<number[]> {
+interface AdminRun {
+  readonly samples: number[];
+  /** With keys: forged entries put, limits served meanwhile, ms until the admin's value was back. */
+  readonly forged?: { readonly served: Set<unknown>; readonly restoredMs: number[] };
+}
+
+async function admin(keys: Record<string, string>, forge: boolean): Promise<AdminRun> {
   const prefix = uniquePrefix();
   const dirs = [0, 1, 2].map((i) => mkdtempSync(join(tmpdir(), `bench-prop-${i}-`)));
-  const env = { NATS_URL, NATS_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'error' };
+  const env = { NATS_URL, NATS_SUBJECT_PREFIX: prefix, LOG_LEVEL: 'error', ...keys };
   const [a, ...limiters] = await Promise.all([
     startAdmin({ ...env, DATA_DIR: dirs[0]! }),
     startLimiter({ ...env, DATA_DIR: dirs[1]! }),
@@ -68,6 +80,7 @@ async function admin(): Promise<number[]> {
       // Round 0 creates the quota and warms every path up; it is not counted.
       if (round > 0) samples.push(Math.max(...at) - started);
     }
+    return { samples, ...(forge && { forged: await forgeries(a, limiters, prefix) }) };
   } finally {
     await Promise.all([a.stop(), ...limiters.map((l) => l.stop())]);
     const nc = await connect({ servers: NATS_URL });
@@ -76,7 +89,38 @@ async function admin(): Promise<number[]> {
     await nc.close();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
-  return samples;
+}
+
+/**
+ * FORGERIES times: a plain client puts `bench` with a limit of a million; the limiters are
+ * polled meanwhile, and the bucket until it holds the admin's signed value again.
+ */
+async function forgeries(
+  a: AdminProcess,
+  limiters: LimiterProcess[],
+  prefix: string,
+): Promise<{ served: Set<unknown>; restoredMs: number[] }> {
+  const nc = await connect({ servers: NATS_URL });
+  const kv = await nc.jetstream().views.kv(controlNames(prefix).bucket, { bindOnly: true });
+  const key = quotaEntryKey('bench');
+  const served = new Set<unknown>();
+  const restoredMs: number[] = [];
+  const forged = JSON.stringify(forgedQuota('bench'));
+  for (let round = 0; round < FORGERIES; round++) {
+    const started = performance.now();
+    await kv.put(key, forged);
+    for (;;) {
+      for (const l of limiters) {
+        served.add((await post(l.url, '/v1/decide', { key: 'p', quota: 'bench' }))['limit']);
+      }
+      const text = (await kv.get(key))?.string() ?? '';
+      if (text.startsWith(`${SIGNATURE_TAG} `)) break;
+      if (performance.now() - started > 10_000) throw new Error(`not restored: ${a.output()}`);
+    }
+    restoredMs.push(performance.now() - started);
+  }
+  await nc.close();
+  return { served, restoredMs };
 }
 
 async function rawKv(): Promise<number[]> {
@@ -105,11 +149,20 @@ async function rawKv(): Promise<number[]> {
 
 async function main(): Promise<void> {
   console.log(`propagation, ${ROUNDS} changes each (node ${process.version})`);
-  const ours = summary('GraphQL mutation → both limiters', await admin());
+  const signed = await admin({}, true);
+  const ours = summary('GraphQL mutation → both limiters', signed.samples);
+  const open = summary(
+    '  the same, control unauthenticated',
+    (await admin(NO_CONTROL_KEYS_ENV, false)).samples,
+  );
   const peer = summary('raw KV put → raw KV watch', await rawKv());
   console.log(
-    `p99 ratio (ours / raw KV): ${(ours.p99 / peer.p99).toFixed(1)}x; goal: p99 < 1000 ms`,
+    `p99 ratios: signed / unauthenticated ${(ours.p99 / open.p99).toFixed(2)}x; ` +
+      `signed / raw KV ${(ours.p99 / peer.p99).toFixed(1)}x; goal: p99 < 1000 ms`,
   );
+  const forged = signed.forged!;
+  summary(`forged put → admin's value back`, forged.restoredMs);
+  console.log(`limits the limiters served meanwhile: ${[...forged.served].join(', ')}`);
 }
 
 main().catch((error: unknown) => {

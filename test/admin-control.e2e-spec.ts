@@ -357,6 +357,27 @@ describe('ControlPublisher: the KV bucket the limiters watch', () => {
     });
   });
 
+  it('bounds the bucket it creates, and one created before it without bounds', async () => {
+    const jsm = await nc.jetstreamManager();
+    const bounds = async (prefix: string) => {
+      const { config } = await jsm.streams.info(`KV_${controlNames(prefix).bucket}`);
+      return { maxBytes: config.max_bytes, maxValue: config.max_msg_size };
+    };
+    expect(await bounds(admin.prefix)).toEqual({ maxBytes: 64 * 2 ** 20, maxValue: 256 * 2 ** 10 });
+
+    const prefix = `${FILE_PREFIX}.unbounded`;
+    await nc.jetstream().views.kv(controlNames(prefix).bucket, { history: 1 });
+    expect(await bounds(prefix)).toEqual({ maxBytes: -1, maxValue: -1 });
+    const other = await startAdmin(SHARED_NATS, prefix);
+    try {
+      await eventually('the admin connected', () => other.connection.isUp);
+      await expect(other.publisher.publishQuota(quota('q'))).resolves.toEqual({ published: true });
+      expect(await bounds(prefix)).toEqual({ maxBytes: 64 * 2 ** 20, maxValue: 256 * 2 ** 10 });
+    } finally {
+      await other.app.close();
+    }
+  });
+
   it('setSource reconciles at once from the caller-supplied state', async () => {
     const set: ControlSet = { quotas: [quota('from-source', 7)], providers: [provider('gemini')] };
     admin.publisher.setSource(() => Promise.resolve(set));

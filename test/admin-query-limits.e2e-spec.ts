@@ -21,6 +21,7 @@ import {
   type AdminProcess,
   type GqlResult,
 } from './support/admin-process';
+import { limiterReportHeaders } from './support/control-keys';
 import { sleep } from './support/limiter-http';
 import { uniquePrefix } from './support/limiter-process';
 
@@ -180,7 +181,12 @@ describe('lists cost what they can return', () => {
         activeKeys: 1,
       })),
     };
-    nc.publish(controlNames(prefix).statsReport, JSON.stringify(report));
+    // Signed as a limiter signs its reports: the admin counts no other.
+    const subject = controlNames(prefix).statsReport;
+    const body = JSON.stringify(report);
+    nc.publish(subject, body, {
+      headers: limiterReportHeaders(subject, report.replica, 'fake-group', body),
+    });
     const deadline = Date.now() + 10_000;
     for (;;) {
       const stats = await gqlData<{ stats: { replicas: number } }>(

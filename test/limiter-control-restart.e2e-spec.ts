@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type KV, type NatsConnection } from 'nats';
+import { writeAsAdmin } from './support/control-keys';
 import { post, sleep, type Json } from './support/limiter-http';
 import {
   freePort,
@@ -78,9 +79,11 @@ describe('the control watch across NATS outages', () => {
     expect(await readyz(limiter)).toMatchObject({ ready: true, control: 'none' });
 
     let kv: KV = await nc.jetstream().views.kv(bucket, { history: 1 });
+    // Written as the admin writes (signed); the sequence goes on across the NATS restart.
+    const writes = writeAsAdmin(nc, kv, bucket);
     const put = async (q: ControlQuota): Promise<void> => {
       const { key, value } = encodeEntry({ kind: 'quota', quota: q });
-      await kv.put(key, value);
+      await writes.put(key, value);
     };
     const createdAt = Date.now();
     await put(quota('one', 5));

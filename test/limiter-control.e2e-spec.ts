@@ -1,8 +1,9 @@
 /**
  * Limiters following the admin control plane on the shared NATS: this test plays the admin,
- * writing the JetStream KV bucket with nats.js (encodeEntry) and asking every replica over the
- * control subjects. Two limiters follow the bucket; a third restarts with NATS unreachable and
- * serves the stored copy; a fourth starts after the entries were written (admin down).
+ * writing the JetStream KV bucket with nats.js (encodeEntry, signed with the test's control key
+ * as the admin signs) and asking every replica over the control subjects. Two limiters follow the
+ * bucket; a third restarts with NATS unreachable and serves the stored copy; a fourth starts
+ * after the entries were written (admin down).
  */
 import {
   controlNames,
@@ -21,6 +22,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createInbox, type KV, type NatsConnection } from 'nats';
+import type { ControlBucket } from '../apps/admin/src/control/bucket-writes';
+import { adminRequestHeaders, writeAsAdmin } from './support/control-keys';
 import { httpAcquire, post, sleep, type Json } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 import { awayFromWindowEnd } from './support/window';
@@ -82,7 +85,10 @@ async function readyz(limiter: LimiterProcess): Promise<Json> {
   return (await (await fetch(`${limiter.url}/readyz`)).json()) as Json;
 }
 
-/** Publishes `payload` on `subject` and collects every answer for `ms` (every replica answers). */
+/**
+ * Publishes `payload` on `subject`, signed as the admin signs it, and collects every answer for
+ * `ms` (every replica answers).
+ */
 async function askAll(
   nc: NatsConnection,
   subject: string,
@@ -94,7 +100,10 @@ async function askAll(
   const answers: ReplicaAnswer<unknown>[] = [];
   const sub = nc.subscribe(inbox, { max: expected });
   const timer = setTimeout(() => sub.unsubscribe(), ms);
-  nc.publish(subject, Buffer.from(payload), { reply: inbox });
+  nc.publish(subject, Buffer.from(payload), {
+    reply: inbox,
+    headers: adminRequestHeaders(subject, payload),
+  });
   for await (const msg of sub) answers.push(msg.json<ReplicaAnswer<unknown>>());
   clearTimeout(timer);
   return answers;
@@ -107,6 +116,8 @@ describe('limiters follow the admin control bucket', () => {
   const running: LimiterProcess[] = [];
   let nc: NatsConnection;
   let kv: KV;
+  /** The bucket written as the admin writes it (signed). */
+  let bucket: ControlBucket;
   let a: LimiterProcess;
   let b: LimiterProcess;
   /** Per run: ms from the KV put to the new limit seen on both, and to the 429 on both. */
@@ -114,7 +125,7 @@ describe('limiters follow the admin control bucket', () => {
 
   const put = async (entry: Parameters<typeof encodeEntry>[0]): Promise<void> => {
     const { key, value } = encodeEntry(entry);
-    await kv.put(key, value);
+    await bucket.put(key, value);
   };
   const start = async (name: string, env: Record<string, string> = {}): Promise<LimiterProcess> => {
     const limiter = await startLimiter({
@@ -135,6 +146,7 @@ describe('limiters follow the admin control bucket', () => {
     nc = await connect({ servers: NATS_URL });
     // As the admin would: limiters never create the bucket (they bind to it and wait for it).
     kv = await nc.jetstream().views.kv(names.bucket, { history: 1 });
+    bucket = writeAsAdmin(nc, kv, names.bucket);
   });
 
   afterAll(async () => {
@@ -221,7 +233,7 @@ describe('limiters follow the admin control bucket', () => {
   });
 
   it('removes a deleted quota on both: UNKNOWN_QUOTA', async () => {
-    await kv.delete(quotaEntryKey('api'));
+    await bucket.delete(quotaEntryKey('api'));
     for (const l of both()) {
       await eventually(
         'api deleted',
@@ -268,7 +280,7 @@ describe('limiters follow the admin control bucket', () => {
     const steps = (await Promise.all(both().map(setsApplied))).map((n, i) => n - before[i]!);
     process.stdout.write(`200 entries imported in ${steps.join(' and ')} steps\n`);
     for (const n of steps) expect(n).toBeLessThanOrEqual(20);
-    await Promise.all(imported.map(({ spec }) => kv.delete(quotaEntryKey(spec.name))));
+    await Promise.all(imported.map(({ spec }) => bucket.delete(quotaEntryKey(spec.name))));
     for (const l of both()) {
       await eventually(
         'the import deleted',
@@ -354,17 +366,17 @@ describe('limiters follow the admin control bucket', () => {
     }
 
     await put({ kind: 'quota', quota: plainQuota('steady', 7) });
-    await kv.put(quotaEntryKey('broken'), 'not json at all');
-    await kv.put(
+    await bucket.put(quotaEntryKey('broken'), 'not json at all');
+    await bucket.put(
       quotaEntryKey('invalid'),
       JSON.stringify({
         ...plainQuota('invalid', 1),
         spec: { name: 'invalid', limits: [{ name: 'x', limit: -1, window: '1s' }] },
       }),
     );
-    await kv.put('settings.unknown', '{}');
+    await bucket.put('settings.unknown', '{}');
     // A bad new value of a served quota leaves the last good one in force.
-    await kv.put(
+    await bucket.put(
       quotaEntryKey('steady'),
       JSON.stringify({ ...plainQuota('steady', 8), version: 0 }),
     );

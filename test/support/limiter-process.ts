@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { CONTROL_KEYS_ENV } from './control-keys';
 import { boundPort } from './log-lines';
 
 const root = join(__dirname, '..', '..');
@@ -50,11 +51,15 @@ export async function startLimiter(
   return startApp('limiter', { ...env, PORT: String(port) }, port, timeoutMs);
 }
 
-/** Runs apps/<app>/src/main.ts from its sources, its stdout and stderr piped (not a terminal). */
+/**
+ * Runs apps/<app>/src/main.ts from its sources, its stdout and stderr piped (not a terminal).
+ * Control is signed, as in production, with the test keys (control-keys.ts) unless `env` says
+ * otherwise (NO_CONTROL_KEYS_ENV).
+ */
 function spawnApp(app: 'limiter' | 'admin', env: Record<string, string>) {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', `apps/${app}/src/main.ts`], {
     cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...CONTROL_KEYS_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -2,6 +2,7 @@ import { logListening, logStartFailure, useLogger } from '@app/logging';
 import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createAdminApp } from './app';
 import { readAdminSettings } from './settings/admin-settings';
+import { adminSigningWarning } from './settings/admin-signing';
 import { ShutdownLog } from './shutdown-log';
 
 async function bootstrap(): Promise<void> {
@@ -21,6 +22,8 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.port, config.host);
   // Before the start line, so whoever has read that line has read the warning.
   if (settings.listenWarning !== undefined) new Logger('Admin').warn(settings.listenWarning);
+  const signingWarning = settings.nats && adminSigningWarning(settings.signing);
+  if (signingWarning) new Logger('Admin').warn(signingWarning);
   logListening('Admin', app.getHttpServer());
 }
 

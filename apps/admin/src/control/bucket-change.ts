@@ -1,13 +1,18 @@
 import {
   BucketView,
   CHANGE_COMMIT_KEY,
+  changePartIndex,
   changePartKey,
   encodeChange,
   type ChangeOp,
+  type EntryOpener,
+  type Refusal,
 } from '@app/contracts';
 import type { KV, KvEntry } from 'nats';
 import { randomUUID } from 'node:crypto';
+import type { BucketWrites } from './bucket-writes';
 import { inWindows } from './in-windows';
+import { Turns } from './turns';
 
 /**
  * The KV side of a control change (see docs/architecture.md, "A change of many entries"): one
@@ -35,7 +40,7 @@ const PART_WINDOW = 8;
  * new one (commit); the next reconcile (finishChange) clears the rest.
  */
 export async function writeChange(
-  kv: KV,
+  kv: BucketWrites,
   asked: readonly ChangeOp[],
   options: ChangeOptions,
 ): Promise<void> {
@@ -56,10 +61,27 @@ export async function writeChange(
   options.committed?.();
 }
 
+/** A write in the bucket that the admin's key did not sign (or an older one it did). */
+export interface Foreign {
+  readonly key: string;
+  readonly refusal: Refusal;
+  readonly reason: string;
+}
+
+/** Foreign writes described at most, per read or per restore; the rest are counted. */
+export const FOREIGN_SHOWN = 50;
+
 /** The bucket read: what the limiters serve, and what is stored under each entry's own key. */
 export interface BucketRead {
   readonly view: BucketView<string>;
-  readonly stored: ReadonlyMap<string, string>;
+  /**
+   * Entry keys whose last write is a put: the payload the limiters take from it, or null when
+   * they refuse it (not signed by the admin's key).
+   */
+  readonly stored: ReadonlyMap<string, string | null>;
+  /** Foreign writes found (the first FOREIGN_SHOWN), and how many in all. */
+  readonly foreign: readonly Foreign[];
+  readonly foreignCount: number;
 }
 
 /**
@@ -69,7 +91,11 @@ export interface BucketRead {
  * go. Parts without a commit were never served: they are just deleted. Answers how many entries
  * it wrote.
  */
-export async function finishChange(kv: KV, read: BucketRead, window: number): Promise<number> {
+export async function finishChange(
+  kv: BucketWrites,
+  read: BucketRead,
+  window: number,
+): Promise<number> {
   const { view, stored } = read;
   const ops: ChangeOp[] = [];
   for (const key of new Set(view.committedKeys ?? [])) {
@@ -83,20 +109,39 @@ export async function finishChange(kv: KV, read: BucketRead, window: number): Pr
 
 /**
  * The bucket as the limiters serve it: every entry read through a watch's replay (one pass, in
- * stream order, so a commit is applied where the limiters apply it). `idleMs` bounds the wait
- * for each entry.
+ * stream order, so a commit is applied where the limiters apply it), opened as the limiters open
+ * it (`opener`: the admin's own public key, when it signs). `idleMs` bounds the wait for each
+ * entry. The replay is read in paced turns (Turns), so the admin keeps answering.
  */
-export async function readBucket(kv: KV, idleMs: number): Promise<BucketRead> {
-  const view = new BucketView<string>((_key, raw) => ({ ok: true, value: raw }));
-  const stored = new Map<string, string>();
-  const read = { view, stored };
+export async function readBucket(kv: KV, idleMs: number, opener: EntryOpener): Promise<BucketRead> {
+  const foreign: Foreign[] = [];
+  let foreignCount = 0;
+  let refused = false;
+  const view = new BucketView<string>((_key, raw) => ({ ok: true, value: raw }), {
+    opener,
+    onRefused: (refusal, reason, key) => {
+      refused = true;
+      if (foreignCount++ < FOREIGN_SHOWN) foreign.push({ key, refusal, reason });
+    },
+  });
+  const stored = new Map<string, string | null>();
+  const take = (entry: KvEntry): void => {
+    refused = false;
+    const raw = entry.string();
+    if (entry.operation === 'PUT') view.put(entry.key, raw);
+    else view.remove(entry.key, raw);
+    if (isChangeKey(entry.key)) return;
+    if (entry.operation !== 'PUT') stored.delete(entry.key);
+    else stored.set(entry.key, refused ? null : (view.entries.get(entry.key)?.raw ?? null));
+  };
+  const read = (): BucketRead => ({ view, stored, foreign, foreignCount });
   let initialized = false;
   const watch = await kv.watch({ key: '>', initializedFn: () => (initialized = true) });
   // An empty bucket says so at once, before any entry; otherwise the last entry of the replay
   // is the one with nothing pending behind it.
   if (initialized && watch.getReceived() === 0) {
     watch.stop();
-    return read;
+    return read();
   }
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -105,33 +150,25 @@ export async function readBucket(kv: KV, idleMs: number): Promise<BucketRead> {
   };
   arm();
   try {
+    const turns = new Turns();
     for await (const entry of watch) {
-      take(read, entry);
+      take(entry);
       if (entry.delta === 0) break;
       arm();
+      await turns.pace();
     }
   } finally {
     clearTimeout(timer);
     watch.stop();
   }
-  return read;
+  return read();
 }
 
-function take(
-  { view, stored }: { view: BucketView<string>; stored: Map<string, string> },
-  entry: KvEntry,
-): void {
-  if (entry.operation === 'PUT') {
-    const raw = entry.string();
-    view.put(entry.key, raw);
-    stored.set(entry.key, raw);
-  } else {
-    view.remove(entry.key);
-    stored.delete(entry.key);
-  }
+function isChangeKey(key: string): boolean {
+  return key === CHANGE_COMMIT_KEY || changePartIndex(key) !== undefined;
 }
 
-async function writeOps(kv: KV, ops: readonly ChangeOp[], window: number): Promise<void> {
+async function writeOps(kv: BucketWrites, ops: readonly ChangeOp[], window: number): Promise<void> {
   await inWindows(ops, window, async ([key, value]) => {
     if (value === null) await kv.delete(key);
     else await kv.put(key, value);
@@ -140,7 +177,7 @@ async function writeOps(kv: KV, ops: readonly ChangeOp[], window: number): Promi
 
 /** The commit first: parts without it are never applied, whatever is left of them. */
 async function clearTraces(
-  kv: KV,
+  kv: BucketWrites,
   traces: { readonly commit: boolean; readonly parts: readonly number[] },
   window: number,
 ): Promise<void> {

@@ -1,5 +1,6 @@
 import {
   controlNames,
+  ControlSequence,
   encodeEntry,
   providerEntryKey,
   quotaEntryKey,
@@ -8,6 +9,8 @@ import {
   type ControlProvider,
   type ControlQuota,
   type ControlSet,
+  type RememberingOpener,
+  type SigningKey,
 } from '@app/contracts';
 import {
   Inject,
@@ -16,9 +19,20 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { KV, NatsConnection } from 'nats';
+import { ThrottledLog } from '@app/logging';
+import type { NatsConnection } from 'nats';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
-import { finishChange, readBucket, writeChange } from './bucket-change';
+import { openControlBucket } from './bucket-bounds';
+import {
+  finishChange,
+  FOREIGN_SHOWN,
+  readBucket,
+  writeChange,
+  type BucketRead,
+  type Foreign,
+} from './bucket-change';
+import { BucketGuard } from './bucket-guard';
+import { controlOpener, type ControlBucket } from './bucket-writes';
 import { errorMessage } from './error-message';
 import { NatsConnectionService } from './nats-connection.service';
 
@@ -34,8 +48,18 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 const READ_IDLE_MS = 5_000;
 /** After a failed write or reconcile while NATS is up, reconcile again this often until in sync. */
 const RETRY_RECONCILE_MS = 2_000;
+/** Foreign writes that arrive together are restored by one reconcile this long after the first. */
+const RESTORE_DELAY_MS = 200;
+/**
+ * Restores (and their audit entries) start at most this often: a client that keeps writing the
+ * bucket gets its writes undone once a second, not a reconcile and an audit row per write.
+ */
+const RESTORE_EVERY_MS = 1_000;
 /** Shutdown waits at most this long for queued writes. */
 const SHUTDOWN_WAIT_MS = 5_000;
+
+/** A client that may write the bucket can cause these at will. */
+const foreignLog = new ThrottledLog('ControlPublisher', 'control.foreign-write', 'warn');
 
 /**
  * What a write did. `published: false` means "stored (by the caller), not yet published": NATS is
@@ -53,8 +77,20 @@ export type ReconcileOutcome =
 /** The bucket on one connection, and the size of change parts that connection's server takes. */
 interface OpenBucket {
   readonly nc: NatsConnection;
-  readonly kv: KV;
+  readonly control: ControlBucket;
   readonly partBytes: number;
+}
+
+/**
+ * Foreign writes found in the bucket and the reconcile that put the admin's state back (with
+ * CONTROL_SEED): written to the audit log by the caller of `onRestored`.
+ */
+export interface Restored {
+  /** The first FOREIGN_SHOWN found, and how many in all. */
+  readonly found: readonly Foreign[];
+  readonly foundCount: number;
+  readonly put: number;
+  readonly deleted: number;
 }
 
 /** Where reconcile reads the admin's whole state (the SQLite store owns it). */
@@ -93,6 +129,18 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   private removeUpListener: (() => void) | undefined;
   /** Writes and reconciles queued or running. */
   private queued = 0;
+  private readonly seed: SigningKey | undefined;
+  /** Every write's sequence, for the life of the process (raised past the bucket's). */
+  private readonly sequence = new ControlSequence();
+  /** Checks each value in the bucket once for the life of the process (see controlOpener). */
+  private readonly opener: RememberingOpener;
+  private readonly guard: BucketGuard;
+  /** Foreign writes the guard reported, not yet restored. */
+  private found: Foreign[] = [];
+  private foundCount = 0;
+  private restoreTimer: NodeJS.Timeout | undefined;
+  private lastRestoreAt = -Infinity;
+  private readonly restoredListeners: ((restored: Restored) => void)[] = [];
   /** For the shutdown line: queued when shutdown began, and still unfinished when it stopped waiting. */
   drained: { readonly queued: number; readonly left: number } | undefined;
 
@@ -101,6 +149,17 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     private readonly nats: NatsConnectionService,
   ) {
     this.name = controlNames(settings.subjectPrefix).bucket;
+    this.seed = settings.signing.controlSeed;
+    this.opener = controlOpener(this.name, this.seed);
+    this.guard = new BucketGuard(
+      (foreign) => this.foreignFound(foreign),
+      (why) => this.fellBehind(`control bucket watch: ${why}`),
+    );
+  }
+
+  /** Called after every reconcile that put the admin's state back over foreign writes. */
+  onRestored(listener: (restored: Restored) => void): void {
+    this.restoredListeners.push(listener);
   }
 
   /** The KV bucket's name. */
@@ -124,6 +183,8 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.restoreTimer);
+    this.guard.stop();
     this.removeUpListener?.();
     const queued = this.queued;
     let timer: NodeJS.Timeout | undefined;
@@ -209,9 +270,10 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
             resolve(notPublished('NATS is not connected'));
             return;
           }
-          // Its parts would overwrite those of a change a dead admin left committed.
-          if (ops.length > 1 && !this.clean) await this.finishLeftovers(bucket.kv);
-          await writeChange(bucket.kv, ops, {
+          // Its parts would overwrite those of a change a dead admin left committed, and its
+          // sequence must be above those in the bucket: read the bucket first on a connection.
+          if (!this.clean) await this.finishLeftovers(bucket.control);
+          await writeChange(bucket.control, ops, {
             window: PUBLISH_WINDOW,
             partBytes: bucket.partBytes,
             committed: () => resolve({ published: true }),
@@ -232,7 +294,8 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
         this.behind = true;
         return notPublished('NATS is not connected');
       }
-      const served = await this.finishLeftovers(bucket.kv);
+      const read = await this.finishLeftovers(bucket.control);
+      const served = read.view.entries;
       const wanted = new Map<string, string>();
       for (const quota of set.quotas) addEntry(wanted, { kind: 'quota', quota });
       for (const provider of set.providers) addEntry(wanted, { kind: 'provider', provider });
@@ -241,10 +304,11 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
       for (const [key, value] of wanted) {
         if (served.get(key)?.raw !== value) puts.push([key, value]);
       }
-      const deletes = [...served.keys()]
+      // Served or not (a foreign value limiters refuse), a key the admin does not hold goes.
+      const deletes = [...new Set([...served.keys(), ...read.stored.keys()])]
         .filter((key) => !wanted.has(key))
         .map((key): ChangeOp => [key, null]);
-      await writeChange(bucket.kv, [...puts, ...deletes], {
+      await writeChange(bucket.control, [...puts, ...deletes], {
         window: PUBLISH_WINDOW,
         partBytes: bucket.partBytes,
       });
@@ -253,6 +317,8 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
       if (puts.length + deletes.length > 0) {
         this.logger.log(`control bucket reconciled: ${puts.length} put, ${deletes.length} deleted`);
       }
+      this.guard.follow(bucket.control);
+      this.restored(read, puts.length, deletes.length);
       return { published: true, put: puts.length, deleted: deletes.length };
     } catch (error) {
       this.fellBehind(`control bucket reconcile failed: ${errorMessage(error)}`);
@@ -262,16 +328,54 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Reads the bucket as the limiters serve it and finishes (or clears) what an interrupted
-   * change left there; answers the entries served, now all under their own keys.
+   * change left there; answers the read, whose entries served are now all under their own keys.
    */
-  private async finishLeftovers(kv: KV): Promise<ReadonlyMap<string, { readonly raw: string }>> {
-    const read = await readBucket(kv, READ_IDLE_MS);
-    const rewritten = await finishChange(kv, read, PUBLISH_WINDOW);
+  private async finishLeftovers(bucket: ControlBucket): Promise<BucketRead> {
+    const read = await readBucket(bucket.kv, READ_IDLE_MS, bucket.opener);
+    this.sequence.raise(read.view.highestSeq);
+    const rewritten = await finishChange(bucket, read, PUBLISH_WINDOW);
     if (rewritten > 0) {
       this.logger.log(`finished a change left committed: ${rewritten} entries written`);
     }
     this.clean = true;
-    return read.view.entries;
+    return read;
+  }
+
+  /** A foreign write the guard saw: restored with the next reconcile, soon. */
+  private foreignFound(foreign: Foreign): void {
+    if (this.foundCount++ < FOREIGN_SHOWN) this.found.push(foreign);
+    foreignLog.write(() => ({
+      msg: `control bucket: a write not signed by CONTROL_SEED (${foreign.reason}): the admin's state goes back`,
+      key: foreign.key,
+      cause: foreign.refusal,
+    }));
+    if (this.restoreTimer !== undefined || this.stopping) return;
+    const now = performance.now();
+    const delay = Math.max(RESTORE_DELAY_MS, this.lastRestoreAt + RESTORE_EVERY_MS - now);
+    this.restoreTimer = setTimeout(() => {
+      this.restoreTimer = undefined;
+      this.lastRestoreAt = performance.now();
+      if (!this.stopping) void this.reconcileFromSource();
+    }, delay);
+    this.restoreTimer.unref();
+  }
+
+  /** After a reconcile: tells the listeners what foreign writes it replaced, if any. */
+  private restored(read: BucketRead, put: number, deleted: number): void {
+    if (this.seed === undefined) return;
+    const found = [...this.found];
+    for (const foreign of read.foreign) {
+      if (found.length >= FOREIGN_SHOWN) break;
+      if (!found.some((f) => f.key === foreign.key && f.reason === foreign.reason)) {
+        found.push(foreign);
+      }
+    }
+    const foundCount = Math.max(this.foundCount + read.foreignCount, found.length);
+    this.found = [];
+    this.foundCount = 0;
+    if (foundCount === 0) return;
+    const restored: Restored = { found, foundCount, put, deleted };
+    for (const listener of this.restoredListeners) listener(restored);
   }
 
   /** The bucket on the current connection, created when missing; undefined while NATS is down. */
@@ -279,11 +383,15 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
     const nc = this.nats.connection;
     if (nc === undefined) return undefined;
     if (this.bucket?.nc === nc) return this.bucket;
-    const kv = await nc
-      .jetstream({ timeout: JETSTREAM_TIMEOUT_MS })
-      .views.kv(this.name, { history: 1, timeout: JETSTREAM_TIMEOUT_MS });
+    this.guard.stop();
+    const control = await openControlBucket(nc, this.name, JETSTREAM_TIMEOUT_MS, {
+      seed: this.seed,
+      sequence: this.sequence,
+      opener: this.opener,
+      log: this.logger,
+    });
     const maxPayload = nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
-    this.bucket = { nc, kv, partBytes: Math.min(PART_MAX_BYTES, Math.floor(maxPayload / 2)) };
+    this.bucket = { nc, control, partBytes: Math.min(PART_MAX_BYTES, Math.floor(maxPayload / 2)) };
     // Not read on this connection yet: it may hold what a dead admin left of a change.
     this.clean = false;
     return this.bucket;
@@ -304,6 +412,7 @@ export class ControlPublisher implements OnModuleInit, OnModuleDestroy {
   private fellBehind(why: string): void {
     this.behind = true;
     this.bucket = undefined;
+    this.guard.stop();
     if (!this.failing) {
       this.failing = true;
       this.logger.warn(`${why}; will reconcile`);

@@ -10,6 +10,7 @@ export {
   type ControlSetSource,
   type PublishOutcome,
   type ReconcileOutcome,
+  type Restored,
 } from './control-publisher.service';
 export {
   StatsAggregator,

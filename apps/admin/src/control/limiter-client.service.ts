@@ -1,6 +1,9 @@
 import {
   controlNames,
   natsSubjects,
+  SIGNATURE_HEADER,
+  signMessage,
+  type SigningKey,
   type ControlNames,
   type KeyStats,
   type KeyStatsQuery,
@@ -9,7 +12,7 @@ import {
   type UsageRequest,
 } from '@app/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { ErrorCode, RequestStrategy, type NatsError, type RequestManyOptions } from 'nats';
+import { ErrorCode, headers, RequestStrategy, type NatsError, type RequestManyOptions } from 'nats';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import {
   combineKeyStats,
@@ -51,6 +54,8 @@ const NOT_CONNECTED = 'NATS is not connected';
 export class LimiterClient {
   private readonly control: ControlNames;
   private readonly subjects: NatsSubjects;
+  /** CONTROL_SEED signs keyStats and reset requests; limiters with its public key need it. */
+  private readonly seed: SigningKey | undefined;
 
   constructor(
     @Inject(ADMIN_SETTINGS) settings: AdminSettings,
@@ -59,6 +64,7 @@ export class LimiterClient {
   ) {
     this.control = controlNames(settings.subjectPrefix);
     this.subjects = natsSubjects(settings.subjectPrefix);
+    this.seed = settings.signing.controlSeed;
   }
 
   async keyStats(key: string, quota?: string): Promise<KeyStatsResult> {
@@ -109,8 +115,17 @@ export class LimiterClient {
         ? { strategy: RequestStrategy.Count, maxMessages: expected, maxWait: FAN_OUT_MAX_WAIT_MS }
         : { strategy: RequestStrategy.Timer, maxWait: FAN_OUT_MAX_WAIT_MS };
     const answers = new Map<string, ReplicaAnswer<T>>();
+    const payload = new TextEncoder().encode(JSON.stringify(body));
+    if (this.seed !== undefined) {
+      // Signed now, fresh for a limiter within its window, and good for one use only.
+      options.headers = headers();
+      options.headers.set(
+        SIGNATURE_HEADER,
+        signMessage(this.seed, subject, [], payload, Date.now()),
+      );
+    }
     try {
-      const replies = await nc.requestMany(subject, JSON.stringify(body), options);
+      const replies = await nc.requestMany(subject, payload, options);
       for await (const msg of replies) {
         const answer = parseReplicaAnswer(msg.data, isValue);
         if (answer !== undefined && !answers.has(answer.replica)) {

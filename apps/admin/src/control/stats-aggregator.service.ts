@@ -1,18 +1,24 @@
 import {
   controlNames,
+  MAX_STATS_REPORT_BYTES,
+  MessageVerifier,
   parseStatsReport,
   REPLICA_SILENT_AFTER_MS,
+  SIGNATURE_HEADER,
+  STATS_REPORT_HEADERS,
   type Scope,
   type StatsReport,
 } from '@app/contracts';
+import { ThrottledLog } from '@app/logging';
 import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { NatsConnection, Subscription } from 'nats';
+import type { MsgHdrs, NatsConnection, Subscription } from 'nats';
 import { defer, Subject, startWith, type Observable } from 'rxjs';
 import { ADMIN_SETTINGS, type AdminSettings } from '../settings/admin-settings';
 import { NatsConnectionService } from './nats-connection.service';
@@ -52,7 +58,33 @@ interface ReplicaState {
   /** Admin clock, so that a limiter's skewed clock cannot keep it alive or drop it early. */
   readonly heardAt: number;
   readonly report: StatsReport;
+  /** The report's size on the wire: its share of the bytes held. */
+  readonly bytes: number;
 }
+
+/**
+ * What the admin holds of the replicas' reports, at most (docs/operations.md, "Control keys"):
+ * a report flood (forged replicas, each with many quotas) is refused past these, so the memory
+ * it takes stays bounded. A report is refused unread past MAX_STATS_REPORT_BYTES.
+ */
+export interface ReportBounds {
+  readonly replicas: number;
+  readonly quotasPerReport: number;
+  /** Bytes of the latest reports of every replica held, together. */
+  readonly bytes: number;
+}
+
+export const REPORT_BOUNDS: ReportBounds = {
+  replicas: 1_000,
+  quotasPerReport: 10_000,
+  bytes: 16 * 1024 * 1024,
+};
+
+/** Other bounds than REPORT_BOUNDS (a test that floods a small table). */
+export const STATS_REPORT_BOUNDS = Symbol('StatsReportBounds');
+
+/** Forged or oversized reports can come at will: their lines are rate-limited. */
+const refusedLog = new ThrottledLog('StatsAggregator', 'control.report-refused', 'warn');
 
 /**
  * Listens to the StatsReports every limiter replica publishes every 500 ms, keeps the latest one
@@ -72,17 +104,39 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
   private subscription: { readonly nc: NatsConnection; readonly sub: Subscription } | undefined;
   private removeUpListener: (() => void) | undefined;
   private malformed = 0;
+  private refused = 0;
+  private bytesHeld = 0;
+  private sweptAt = -Infinity;
+  /** REPORT_PUBLIC_KEYS: reports they did not sign are ignored; none: every report counts. */
+  private readonly verifier: MessageVerifier | undefined;
 
   constructor(
     @Inject(ADMIN_SETTINGS) settings: AdminSettings,
     private readonly nats: NatsConnectionService,
+    @Optional()
+    @Inject(STATS_REPORT_BOUNDS)
+    private readonly bounds: ReportBounds = REPORT_BOUNDS,
   ) {
     this.subject = controlNames(settings.subjectPrefix).statsReport;
+    const keys = settings.signing.reportKeys;
+    this.verifier = keys.length > 0 ? new MessageVerifier(keys) : undefined;
   }
 
   /** Stats reports refused as malformed since start. */
   get malformedReports(): number {
     return this.malformed;
+  }
+
+  /** Stats reports refused since start: unsigned or wrongly signed, replayed, or over a bound. */
+  get refusedReports(): number {
+    return this.refused;
+  }
+
+  /** What is held of the replicas' reports now (its bounds bound it). */
+  get held(): { readonly replicas: number; readonly quotas: number; readonly bytes: number } {
+    let quotas = 0;
+    for (const { report } of this.replicas.values()) quotas += report.quotas.length;
+    return { replicas: this.replicas.size, quotas, bytes: this.bytesHeld };
   }
 
   onModuleInit(): void {
@@ -101,8 +155,24 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
     this.ticks.complete();
   }
 
-  /** Takes one StatsReport message; false (and nothing changes) when it is malformed. */
-  accept(data: Uint8Array): boolean {
+  /**
+   * Takes one StatsReport message; false (and nothing changes) when it is refused: too large,
+   * not signed by a REPORT_PUBLIC_KEYS key (when set), malformed, or past its bounds.
+   */
+  accept(data: Uint8Array, headers?: MsgHdrs): boolean {
+    const now = Date.now();
+    if (data.byteLength > MAX_STATS_REPORT_BYTES) {
+      return this.refuse(`${data.byteLength} bytes, more than ${MAX_STATS_REPORT_BYTES}`);
+    }
+    if (this.verifier !== undefined) {
+      const line = headers?.get(SIGNATURE_HEADER) || undefined;
+      const signed = [
+        headers?.get(STATS_REPORT_HEADERS.replica) ?? '',
+        headers?.get(STATS_REPORT_HEADERS.queueGroup) ?? '',
+      ];
+      const check = this.verifier.check(line, this.subject, signed, data, now);
+      if (!check.ok) return this.refuse(`${check.reason} (REPORT_PUBLIC_KEYS)`);
+    }
     const report = parseStatsReport(data);
     if (report === undefined) {
       if (this.malformed++ === 0) {
@@ -110,8 +180,36 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
       }
       return false;
     }
-    this.replicas.set(report.replica, { heardAt: Date.now(), report });
+    if (report.quotas.length > this.bounds.quotasPerReport) {
+      return this.refuse(
+        `${report.quotas.length} quotas, more than ${this.bounds.quotasPerReport}`,
+      );
+    }
+    // A flood of reports sweeps the silent at most every 100 ms, or when the table is full.
+    if (now - this.sweptAt >= 100 || this.replicas.size >= this.bounds.replicas) {
+      this.forgetSilent(now);
+    }
+    const previous = this.replicas.get(report.replica);
+    if (previous === undefined && this.replicas.size >= this.bounds.replicas) {
+      return this.refuse(
+        `replica ${report.replica}: ${this.bounds.replicas} replicas heard already`,
+      );
+    }
+    const bytes = this.bytesHeld - (previous?.bytes ?? 0) + data.byteLength;
+    if (bytes > this.bounds.bytes) {
+      return this.refuse(
+        `replica ${report.replica}: reports held would exceed ${this.bounds.bytes} bytes`,
+      );
+    }
+    this.bytesHeld = bytes;
+    this.replicas.set(report.replica, { heardAt: now, report, bytes: data.byteLength });
     return true;
+  }
+
+  private refuse(reason: string): false {
+    this.refused++;
+    refusedLog.write(() => ({ msg: `stats report refused: ${reason}` }));
+    return false;
   }
 
   /** Replicas heard from within REPLICA_SILENT_AFTER_MS. */
@@ -171,15 +269,18 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
     if (this.subscription?.nc === nc) return;
     const sub = nc.subscribe(this.subject, {
       callback: (error, msg) => {
-        if (error === null) this.accept(msg.data);
+        if (error === null) this.accept(msg.data, msg.headers);
       },
     });
     this.subscription = { nc, sub };
   }
 
   private forgetSilent(now: number): void {
+    this.sweptAt = now;
     for (const [replica, state] of this.replicas) {
-      if (now - state.heardAt >= REPLICA_SILENT_AFTER_MS) this.replicas.delete(replica);
+      if (now - state.heardAt < REPLICA_SILENT_AFTER_MS) continue;
+      this.replicas.delete(replica);
+      this.bytesHeld -= state.bytes;
     }
   }
 }

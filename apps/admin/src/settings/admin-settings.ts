@@ -15,6 +15,7 @@ import type { ConnectionOptions } from 'nats';
 import { readOriginPolicy, type OriginPolicy } from '../origin/origin-policy';
 import { adminBinding } from './admin-binding';
 import { readAdminTokens, type AdminTokens } from './admin-tokens';
+import { readAdminSigning, type AdminSigning } from './admin-signing';
 
 /** The admin's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface AdminSettings {
@@ -46,6 +47,8 @@ export interface AdminSettings {
   readonly gocc: GoccSettings;
   /** CONSOLE_DIR: where the web console's built files are; undefined: look in the usual places. */
   readonly consoleDir: string | undefined;
+  /** CONTROL_SEED, REPORT_PUBLIC_KEYS. */
+  readonly signing: AdminSigning;
 }
 
 export const ADMIN_SETTINGS = Symbol('AdminSettings');
@@ -82,5 +85,6 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     ),
     gocc: readGoccSettings(env),
     consoleDir: env['CONSOLE_DIR']?.trim() || undefined,
+    signing: readAdminSigning(env),
   };
 }

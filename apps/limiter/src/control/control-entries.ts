@@ -1,6 +1,7 @@
 import {
   BucketView,
   encodeEntry,
+  type BucketViewOptions,
   type ControlEntry,
   type ControlProvider,
   type ControlQuota,
@@ -25,11 +26,16 @@ function readEntry(key: string, raw: string) {
  * bad write never silently removes a quota; the problem is reported to the caller for the log.
  */
 export class ControlEntries {
-  private readonly view = new BucketView<ControlEntry>(readEntry);
+  private readonly view: BucketView<ControlEntry>;
+
+  /** `options`: how writes are verified (a limiter with CONTROL_PUBLIC_KEY) and refusals told. */
+  constructor(options: BucketViewOptions = {}) {
+    this.view = new BucketView<ControlEntry>(readEntry, options);
+  }
 
   /** Starts from a set known earlier (the SQLite copy): its entries count as the last good ones. */
-  static from(set: ControlSet | undefined): ControlEntries {
-    const entries = new ControlEntries();
+  static from(set: ControlSet | undefined, options: BucketViewOptions = {}): ControlEntries {
+    const entries = new ControlEntries(options);
     for (const quota of set?.quotas ?? []) entries.seed({ kind: 'quota', quota });
     for (const provider of set?.providers ?? []) entries.seed({ kind: 'provider', provider });
     return entries;
@@ -54,9 +60,9 @@ export class ControlEntries {
     return problems.length > 0 ? problems.join('; ') : undefined;
   }
 
-  /** A DEL or PURGE. */
-  remove(key: string): void {
-    this.view.remove(key);
+  /** A DEL or PURGE, with its body (a delete's signature). */
+  remove(key: string, raw = ''): void {
+    this.view.remove(key, raw);
   }
 
   /** True when the entries in force changed since the last call (a set to put in force). */

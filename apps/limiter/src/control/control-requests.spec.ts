@@ -1,8 +1,19 @@
-import type { KeyStats, ReplicaAnswer } from '@app/contracts';
+import {
+  controlNames,
+  SIGNATURE_HEADER,
+  signingKeyOf,
+  signMessage,
+  type KeyStats,
+  type ReplicaAnswer,
+} from '@app/contracts';
 import { VirtualClock } from '@app/engine';
+import { headers } from 'nats';
+import { createUser } from 'nkeys.js';
 import { LimiterService } from '../engine-host/limiter.service';
 import { readLimiterSettings } from '../settings/limiter-settings';
+import { ControlRefusals } from './control-refusals';
 import { ControlRequests } from './control-requests';
+import { ControlSigning } from './control-signing';
 
 const bytes = (text: string): Uint8Array => Buffer.from(text);
 const json = async (reply: Uint8Array | Promise<Uint8Array>): Promise<ReplicaAnswer<unknown>> =>
@@ -84,5 +95,45 @@ describe('ControlRequests (keyStats, resetKey)', () => {
     const answer = await json(requests.keyStats(bytes('{"key":"k","quota":"nope"}')));
     expect(answer).toMatchObject({ replica: 'replica-1', code: 'UNKNOWN_QUOTA' });
     expect(answer.reason).toContain('nope');
+  });
+
+  it('with CONTROL_PUBLIC_KEY: serves a signed request once, refuses the rest, resetting nothing', async () => {
+    const now = 1_763_750_000_000;
+    const admin = signingKeyOf(new TextDecoder().decode(createUser().getSeed()));
+    const settings = readLimiterSettings({ CONTROL_PUBLIC_KEY: admin.publicKey });
+    const names = controlNames('ratelimit.v1');
+    const refusals = new ControlRefusals();
+    const signing = new ControlSigning(settings.signing, names, refusals);
+    const gated = new ControlRequests('replica-1', limiter, (operation, data, h) =>
+      signing.refusesRequest(names[operation], data, h, now),
+    );
+    admit('alice');
+    const body = bytes('{"key":"alice"}');
+    const signed = (subject: string) => {
+      const h = headers();
+      h.set(SIGNATURE_HEADER, signMessage(admin, subject, [], body, now));
+      return h;
+    };
+    const used = async () =>
+      ((await json(requests.keyStats(body))).value as KeyStats).limits[0]?.used;
+
+    expect(await json(gated.resetKey(body))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      reason: expect.stringMatching(/^signature: not signed/),
+    });
+    // Signed for keyStats, sent as a reset: another subject, refused.
+    expect((await json(gated.resetKey(body, signed(names.keyStats)))).code).toBe('INVALID_REQUEST');
+    expect(await used()).toBe(1);
+    const reset = signed(names.resetKey);
+    expect(await json(gated.resetKey(body, reset))).toMatchObject({ value: true });
+    expect(await used()).toBe(0);
+    admit('alice');
+    expect((await json(gated.resetKey(body, reset))).reason).toMatch(/^signature: nonce .* taken/);
+    expect(await used()).toBe(1);
+    expect(refusals.totals).toEqual([
+      { kind: 'request', reason: 'unsigned', count: 1 },
+      { kind: 'request', reason: 'bad-signature', count: 1 },
+      { kind: 'request', reason: 'replayed', count: 1 },
+    ]);
   });
 });

@@ -5,13 +5,18 @@ import type { ControlEntries } from './control-entries';
 
 /** Opening the bucket and creating the watch's consumer: JetStream API calls. */
 const OP_TIMEOUT_MS = 5_000;
-/** The bucket's replay must end within this long, else the watch is opened again. */
+/**
+ * A replay that delivers no entry for this long is stuck: the watch is opened again. A replay
+ * that moves may take longer (thousands of entries, each signature checked, on a busy host).
+ */
 const SNAPSHOT_TIMEOUT_MS = 15_000;
 /** Retries of a failed watch back off from this delay up to the next. */
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 2_000;
 /** A bucket the admin has not created yet is looked for this often (a consumer-create request). */
 const MISSING_BUCKET_RETRY_MS = 1_000;
+/** Entries read in one event-loop turn at most this long (a replay of thousands). */
+const TURN_MS = 10;
 /** Shutdown waits at most this long for the watch loop to end. */
 const STOP_TIMEOUT_MS = 2_000;
 
@@ -45,7 +50,7 @@ function isMissingBucket(error: unknown): boolean {
  *   its commit and goes in force whole (ControlEntries, BucketView): never half of it.
  * - The watch is opened again, on a fresh replay, when its iterator ends (an error, a deleted
  *   bucket), when NATS reconnects (the server may have lost the watch's consumer), and when a
- *   replay does not complete in time.
+ *   replay stalls (no entry for SNAPSHOT_TIMEOUT_MS).
  * - The bucket is the admin's: a limiter never creates it (it would choose the bucket's options,
  *   replicas and storage, and leave buckets behind in every deployment that has no admin). Until
  *   it exists, the set in force stays (the stored copy, or none) and the bucket is looked for
@@ -165,34 +170,59 @@ export class ControlWatcher {
       this.replayed = true;
       this.schedule();
     };
+    // nats.js says "initialized" either in order, after the replay's last entry (the loop has
+    // read it), or at once from watch() when every entry was received, though none was read:
+    // then only an empty bucket is replayed; otherwise the last entry will say it (delta 0).
+    let opened = false;
+    let initializedEarly = false;
+    const initialized = (): void => {
+      if (opened) replayed();
+      else initializedEarly = true;
+    };
     const watch = await within(
-      kv.watch({ key: '>', initializedFn: replayed }),
+      kv.watch({ key: '>', initializedFn: initialized }),
       OP_TIMEOUT_MS * 2,
       'watching the bucket',
       (late) => late.stop(),
     );
+    opened = true;
     if (this.stopped || this.nc !== nc) {
       watch.stop();
       return false;
     }
+    if (initializedEarly && watch.getReceived() === 0) replayed();
     this.watch = watch;
-    const deadline = setTimeout(() => {
-      if (this.replayed) return;
-      this.log.warn(
-        `control bucket ${this.bucket}: replay incomplete after ${SNAPSHOT_TIMEOUT_MS} ms; watching again`,
-      );
-      watch.stop();
-    }, SNAPSHOT_TIMEOUT_MS);
+    let deadline: NodeJS.Timeout | undefined;
+    const awaitEntry = (): void => {
+      clearTimeout(deadline);
+      deadline = setTimeout(() => {
+        if (this.replayed) return;
+        this.log.warn(
+          `control bucket ${this.bucket}: replay stalled, no entry for ${SNAPSHOT_TIMEOUT_MS} ms; watching again`,
+        );
+        watch.stop();
+      }, SNAPSHOT_TIMEOUT_MS);
+    };
+    awaitEntry();
     try {
+      let turnStarted = performance.now();
       for await (const entry of watch) {
+        if (!this.replayed) awaitEntry();
         this.take(entry);
-        // initializedFn may be called before the replayed entries are read; the last one also
-        // says so itself (nothing pending behind it).
+        // The replay's last entry says so itself (nothing pending behind it).
         if (entry.delta === 0) replayed();
         if (this.replayed) this.schedule();
         // A change part is read whole on arrival (hundreds of entries): one per event-loop turn,
-        // so requests are served between parts.
-        if (changePartIndex(entry.key) !== undefined) await nextTurn();
+        // and the replay (every entry read and its signature checked) in turns of TURN_MS, so
+        // requests are served in between. Live changes are not cut: what arrived together is
+        // put in force together.
+        if (
+          changePartIndex(entry.key) !== undefined ||
+          (!this.replayed && performance.now() - turnStarted > TURN_MS)
+        ) {
+          await nextTurn();
+          turnStarted = performance.now();
+        }
       }
     } finally {
       clearTimeout(deadline);
@@ -212,7 +242,7 @@ export class ControlWatcher {
       }
       case 'DEL':
       case 'PURGE':
-        this.entries.remove(entry.key);
+        this.entries.remove(entry.key, entry.string());
         break;
     }
   }

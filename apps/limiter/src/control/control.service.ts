@@ -8,15 +8,18 @@ import {
 } from '@app/contracts';
 import { systemClock, type Clock } from '@app/engine';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { MsgHdrs, NatsConnection, Subscription } from 'nats';
+import type { Msg, NatsConnection, Subscription } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { CLOCK, LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 import { NatsResponder } from '../nats/nats-responder';
 import { NatsTransport } from '../nats/nats-transport.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { limiterSigningWarning } from '../settings/limiter-signing';
 import { ControlEntries } from './control-entries';
+import { ControlRefusals } from './control-refusals';
 import { ControlRequests } from './control-requests';
+import { ControlSigning } from './control-signing';
 import { ControlStore } from './control-store';
 import { ControlWatcher } from './control-watcher';
 import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
@@ -31,6 +34,7 @@ import { statsReport, statsReportHeaders, StatsReporter } from './stats-reporter
  * - a StatsReport every STATS_REPORT_EVERY_MS, and the other replicas' reports read to warn once
  *   when replicas of this queue group share local quotas (each admits up to their limits);
  * - keyStats and resetKey answered by every replica (plain subscriptions, no queue group).
+ * With control keys, what is not signed by the right key is refused and counted (ControlSigning).
  * Without NATS (NATS_URL empty) there is no control plane: the config alone is in force.
  */
 @Injectable()
@@ -50,6 +54,9 @@ export class ControlService {
   private lastSaved: ControlSet | undefined;
   private readonly peers: QueueGroupPeers;
   private readonly localScope = new LocalScopeWarning();
+  /** Control refused for its signature or age, by kind and reason (/metrics). */
+  readonly refusals = new ControlRefusals();
+  private readonly signing: ControlSigning;
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -60,7 +67,10 @@ export class ControlService {
     @Optional() @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {
     this.names = controlNames(settings.subjectPrefix);
-    this.requests = new ControlRequests(this.replica, limiter);
+    this.signing = new ControlSigning(settings.signing, this.names, this.refusals);
+    this.requests = new ControlRequests(this.replica, limiter, (operation, data, headers) =>
+      this.signing.refusesRequest(this.names[operation], data, headers, this.clock.now()),
+    );
     this.responder = new NatsResponder(this.requests.failureReply);
     this.peers = new QueueGroupPeers(this.replica, settings.queueGroup);
   }
@@ -73,6 +83,8 @@ export class ControlService {
   /** At start, before the config file: the stored set goes in force, then NATS is followed. */
   start(): void {
     if (this.settings.nats === undefined) return;
+    const warning = limiterSigningWarning(this.settings.signing);
+    if (warning !== undefined) this.log.warn(warning);
     this.store = ControlStore.open(this.settings.dataDir, this.log);
     const stored = this.loadStored();
     if (stored !== undefined) this.layers.setControl(stored);
@@ -83,7 +95,7 @@ export class ControlService {
 
     this.watcher = new ControlWatcher(
       this.names.bucket,
-      ControlEntries.from(stored),
+      ControlEntries.from(stored, this.signing.entryOptions()),
       {
         set: (set) => this.layers.setControl(set),
         synced: (synced) => {
@@ -103,6 +115,7 @@ export class ControlService {
       statsReportHeaders(this.replica, this.settings.queueGroup),
       () => this.readiness.nats === 'subscribed',
       (error) => this.log.warn(`stats report not published: ${String(error)}`),
+      (body, headers) => this.signing.signReport(body, headers, this.clock.now()),
     );
     this.transport.onConnection((nc) => this.attach(nc));
   }
@@ -128,14 +141,14 @@ export class ControlService {
     // Subscriptions survive reconnects (nats.js resends them); a fresh connection needs new ones.
     this.subscriptions = [
       nc.subscribe(this.names.keyStats, {
-        callback: this.responder.callback((data) => this.requests.keyStats(data)),
+        callback: this.responder.callback((data, msg) => this.requests.keyStats(data, msg.headers)),
       }),
       nc.subscribe(this.names.resetKey, {
-        callback: this.responder.callback((data) => this.requests.resetKey(data)),
+        callback: this.responder.callback((data, msg) => this.requests.resetKey(data, msg.headers)),
       }),
       nc.subscribe(this.names.statsReport, {
         callback: (error, msg) => {
-          if (error === null) this.heard(msg.headers);
+          if (error === null) this.heard(msg);
         },
       }),
     ];
@@ -145,15 +158,17 @@ export class ControlService {
 
   /**
    * A replica's StatsReport (this one's too), by its headers only: the replicas of the queue
-   * group, then the warning. The body is never parsed: it grows with the quotas.
+   * group, then the warning. The body is never parsed (it grows with the quotas), only verified
+   * when report keys are set.
    */
-  private heard(h: MsgHdrs | undefined): void {
+  private heard(msg: Msg): void {
     const now = this.clock.now();
-    this.peers.hear(
-      h?.get(STATS_REPORT_HEADERS.replica),
-      h?.get(STATS_REPORT_HEADERS.queueGroup),
-      now,
-    );
+    const h = msg.headers;
+    const replica = h?.get(STATS_REPORT_HEADERS.replica);
+    // Its own report counts as it is (without REPORT_SEED it is unsigned); one that only claims
+    // to be it adds no replica.
+    if (replica !== this.replica && !this.signing.acceptsReport(msg.data, h, now)) return;
+    this.peers.hear(replica, h?.get(STATS_REPORT_HEADERS.queueGroup), now);
     const warning = this.localScope.check(this.peers.peers(now), this.settings.queueGroup);
     if (warning !== undefined) this.log.warn(warning);
   }

@@ -8,6 +8,9 @@ import { isDeepStrictEqual } from 'node:util';
  * their headers alone (STATS_REPORT_HEADERS): the body grows with the quotas.
  */
 
+/** Replicas of a queue group a limiter tracks at most: reports from more are not counted. */
+export const MAX_TRACKED_PEERS = 1024;
+
 /** The replicas of one NATS queue group (they share its requests), from their StatsReports. */
 export class QueueGroupPeers {
   private readonly heardAt = new Map<string, number>();
@@ -20,8 +23,9 @@ export class QueueGroupPeers {
   /** Takes a report's headers; other queue groups (or limiters that send none) are not peers. */
   hear(replica: string | undefined, queueGroup: string | undefined, now: number): void {
     if (replica === undefined || replica === '' || queueGroup !== this.queueGroup) return;
-    this.heardAt.set(replica, now);
     this.forgetSilent(now);
+    if (!this.heardAt.has(replica) && this.heardAt.size >= MAX_TRACKED_PEERS) return;
+    this.heardAt.set(replica, now);
   }
 
   /** Replicas of the group heard within REPLICA_SILENT_AFTER_MS, this one included once heard. */

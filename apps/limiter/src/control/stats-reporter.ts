@@ -50,6 +50,8 @@ export class StatsReporter {
     private readonly reportHeaders: MsgHdrs,
     private readonly connected: () => boolean,
     private readonly onError: (error: unknown) => void,
+    /** Signs each report into its headers (REPORT_SEED), or leaves them as they are. */
+    private readonly sign: (body: Uint8Array, headers: MsgHdrs) => void = () => undefined,
   ) {}
 
   attach(nc: NatsConnection): void {
@@ -69,7 +71,9 @@ export class StatsReporter {
     const nc = this.nc;
     if (nc === undefined || nc.isClosed() || nc.isDraining() || !this.connected()) return;
     try {
-      nc.publish(this.subject, encodeJson(this.report()), { headers: this.reportHeaders });
+      const body = encodeJson(this.report());
+      this.sign(body, this.reportHeaders);
+      nc.publish(this.subject, body, { headers: this.reportHeaders });
     } catch (error) {
       this.onError(error);
     }

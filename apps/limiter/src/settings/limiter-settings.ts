@@ -20,6 +20,9 @@ import {
 import { natsConnectionOptions } from '@app/nats-connection';
 import type { ConnectionOptions } from 'nats';
 import { MAX_STORE_TIMEOUT_MS, STORE_TIMEOUT_MS } from '../cluster/store-circuit';
+import { readLimiterSigning, type LimiterSigning } from './limiter-signing';
+
+export type { LimiterSigning } from './limiter-signing';
 
 /** The limiter's environment (docs/contract.md, Environment), read once at start and validated. */
 export interface LimiterSettings {
@@ -67,6 +70,8 @@ export interface LimiterSettings {
   readonly debugToken: string | undefined;
   /** LEASE_*: when and how cluster quotas' hot keys lease capacity from Redis. */
   readonly lease: LeaseSettings;
+  /** CONTROL_PUBLIC_KEY, REPORT_SEED, REPORT_PUBLIC_KEYS (docs/operations.md, "Control keys"). */
+  readonly signing: LimiterSigning;
 }
 
 /** Capacity leases of cluster scope (docs/contract.md, Environment: LEASE_*). */
@@ -150,6 +155,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     ),
     debugToken: readDebugToken(env),
     lease: readLeaseSettings(env),
+    signing: readLimiterSigning(env),
   };
 }
 

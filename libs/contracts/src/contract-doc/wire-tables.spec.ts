@@ -12,6 +12,7 @@ import { DEFAULT_NATS_SUBJECT_PREFIX, natsSubjects } from '../subjects';
 import {
   CHANGE_COMMIT_KEY,
   changePartKey,
+  CONTROL_HEADERS,
   controlNames,
   providerEntryKey,
   quotaEntryKey,
@@ -123,8 +124,9 @@ describe('docs/contract.md agrees with libs/contracts', () => {
       ...headers('limiter HTTP', HEADERS),
       ...headers('admin HTTP', ADMIN_HEADERS),
       ...headers('NATS stats', STATS_REPORT_HEADERS),
+      ...headers('NATS control', CONTROL_HEADERS),
     ]);
-    const code = 'HEADERS, ADMIN_HEADERS and STATS_REPORT_HEADERS';
+    const code = 'HEADERS, ADMIN_HEADERS, STATS_REPORT_HEADERS and CONTROL_HEADERS';
     expect(contractDisagreements('### Headers', ['header'], expected, code)).toEqual([]);
   });
 

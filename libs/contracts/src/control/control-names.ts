@@ -42,7 +42,21 @@ export const STATS_REPORT_HEADERS = {
   queueGroup: 'Ratelimit-Queue-Group',
 } as const;
 
+/**
+ * NATS headers of signed control messages (a keyStats or reset request, a StatsReport): the
+ * signature line (docs/contract.md, "Signed control").
+ */
+export const CONTROL_HEADERS = {
+  signature: 'Ratelimit-Signature',
+} as const;
+
 /** How often a limiter reports its counters: twice per statsUpdated period. */
 export const STATS_REPORT_EVERY_MS = 500;
 /** A replica silent this long has left: its counts leave the cluster-wide sum. */
 export const REPLICA_SILENT_AFTER_MS = 3000;
+
+/**
+ * A stats report larger than this is refused unread (a limiter reports its quotas in force:
+ * about 100 bytes each; NATS's default max_payload is this size too).
+ */
+export const MAX_STATS_REPORT_BYTES = 1024 * 1024;

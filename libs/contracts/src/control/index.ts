@@ -5,3 +5,4 @@ export * from './control-change';
 export * from './bucket-view';
 export { composeQuotas } from './compose-quotas';
 export { parseStatsReport } from './parse-stats-report';
+export * from './signing';

@@ -13,10 +13,15 @@ function isScope(value: unknown): value is Scope {
   return (SCOPES as readonly unknown[]).includes(value);
 }
 
+/** A replica id is a UUID; quota names are at most 128 characters (room for what may come). */
+const MAX_REPLICA_LENGTH = 128;
+const MAX_QUOTA_LENGTH = 256;
+
 function parseQuotaCount(value: unknown): QuotaCount | undefined {
   if (!isRecord(value)) return undefined;
   const { quota, approved, denied, queued, activeKeys, scope } = value;
-  if (typeof quota !== 'string' || quota === '') return undefined;
+  if (typeof quota !== 'string' || quota === '' || quota.length > MAX_QUOTA_LENGTH)
+    return undefined;
   if (!isCount(approved) || !isCount(denied) || !isCount(queued) || !isCount(activeKeys)) {
     return undefined;
   }
@@ -38,7 +43,9 @@ export function parseStatsReport(data: Uint8Array): StatsReport | undefined {
   }
   if (!isRecord(value)) return undefined;
   const { replica, at, quotas } = value;
-  if (typeof replica !== 'string' || replica === '') return undefined;
+  if (typeof replica !== 'string' || replica === '' || replica.length > MAX_REPLICA_LENGTH) {
+    return undefined;
+  }
   if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
   if (!Array.isArray(quotas)) return undefined;
   const counts: QuotaCount[] = [];

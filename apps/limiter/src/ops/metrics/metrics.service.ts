@@ -109,6 +109,16 @@ export class MetricsService {
       },
     });
     new Counter({
+      name: 'ratelimit_control_refused_total',
+      help: 'Control entries, requests and stats reports refused for their signature or age, never applied',
+      labelNames: ['kind', 'cause'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const t of control.refusals.totals) this.labels(t.kind, t.reason).inc(t.count);
+      },
+    });
+    new Counter({
       name: 'ratelimit_persistence_writes_total',
       help: 'Usage snapshots written to DATA_DIR (ok) or failed',
       labelNames: ['result'] as const,
