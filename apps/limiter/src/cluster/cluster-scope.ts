@@ -308,7 +308,7 @@ export class ClusterScope {
       signal?.removeEventListener('abort', leave);
       own.waiting--;
       if (own.waiting === 0 && this.lines.get(lineKey) === own) this.lines.delete(lineKey);
-      d.waitedMs = Date.now() - enqueuedAt;
+      d.waitedMs = Math.max(0, Date.now() - enqueuedAt);
       return d;
     });
   }

@@ -112,6 +112,22 @@ describe('Slice: all or nothing across limits', () => {
 });
 
 describe('Slice: replies', () => {
+  it('answers whole milliseconds, rounded up, on a monotonic clock with fractions', () => {
+    const slice = new Slice(q, 'k', T0);
+    slice.granted(grant([5, 500], [100, 100]), T0 + 0.25, 100);
+    slice.spend(req(1, 1), T0 + 10.6);
+    const admitted = slice.admitted(req(1, 1), 'r1-l0', T0 + 10.6);
+    expect(admitted.resetMs).toBe(60_000 - 10);
+
+    const refusing = new Slice(q, 'k', T0);
+    const g = grant([0, 0], [0, 0]);
+    const outcome = { ...g.outcome, allowed: false, code: 'RATE_LIMITED' as const };
+    refusing.granted({ ...g, outcome: { ...outcome, retryAfterMs: 700, refusing: 0 } }, T0, 100);
+    const refused = refusing.refused(req(1, 1), 'id', T0 + 40.4);
+    expect(refused.retryAfterMs).toBe(660);
+    expect(refused.resetMs).toBe(660);
+  });
+
   it('an admission reports the tighter limit: Redis remaining after the grant plus left', () => {
     const slice = new Slice(q, 'k', T0);
     const g = grant([5, 500], [100, 100]);

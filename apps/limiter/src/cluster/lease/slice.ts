@@ -141,7 +141,7 @@ export class Slice {
     if (l !== undefined) {
       d.limit = l.capacity;
       d.remaining = Math.min(l.capacity, this.remainingAfter[index]! + this.left[index]!);
-      d.resetMs = Math.max(0, this.resetAt[index]! - now);
+      d.resetMs = Math.max(0, Math.ceil(this.resetAt[index]! - now));
       d.limitName = l.name;
     }
     return d;
@@ -151,12 +151,14 @@ export class Slice {
   refused(input: NormalisedAcquire, requestId: string, now: number): Decision {
     const l = this.q.limits[this.refusing];
     const d = refusal('RATE_LIMITED', requestId, input.key, this.q.name, '');
-    d.retryAfterMs = Math.max(1, this.retryAt - now);
+    // Replies carry whole ms (the contract's integers) and the monotonic clock has fractions:
+    // rounded up, a retry at the hint is never early.
+    d.retryAfterMs = Math.max(1, Math.ceil(this.retryAt - now));
     d.reason = `limit ${l?.name ?? ''} reached`;
     if (l !== undefined) {
       d.limit = l.capacity;
       d.remaining = 0;
-      d.resetMs = Math.max(0, this.resetAt[this.refusing]! - now, d.retryAfterMs);
+      d.resetMs = Math.max(0, Math.ceil(this.resetAt[this.refusing]! - now), d.retryAfterMs);
       d.limitName = l.name;
     }
     return shadowed(this.q, d);
