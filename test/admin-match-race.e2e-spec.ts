@@ -19,6 +19,7 @@ import { ImportFormat } from '../apps/admin/src/import/import.types';
 import type { QuotaInput } from '../apps/admin/src/quotas/quota.inputs';
 import { QuotaService } from '../apps/admin/src/quotas/quota.service';
 import { readAdminSettings } from '../apps/admin/src/settings/admin-settings';
+import { CONTROL_KEYS_ENV } from './support/control-keys';
 import { post, sleep, type Json } from './support/limiter-http';
 import { startLimiter, uniquePrefix, type LimiterProcess } from './support/limiter-process';
 
@@ -43,7 +44,8 @@ let imports: ImportService;
 
 beforeAll(async () => {
   limiter = await startLimiter({ ...common, DATA_DIR: dirs[1]! });
-  const settings = readAdminSettings({ ...common, DATA_DIR: dirs[0]! });
+  // Signed as the limiter (started with the test keys) requires.
+  const settings = readAdminSettings({ ...CONTROL_KEYS_ENV, ...common, DATA_DIR: dirs[0]! });
   admin = await createAdminApp({ logger: false }, settings);
   await admin.init();
   quotas = admin.get(QuotaService);
