@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type Msg, type NatsConnection } from 'nats';
 import {
   DEFAULT_MAX_REPLY_BYTES,
   LimiterUnavailableError,
@@ -159,6 +159,65 @@ async function expectInvalidReply(call: Promise<unknown>): Promise<void> {
   expect(error).toBeInstanceOf(LimiterUnavailableError);
   expect(error).toMatchObject({ reason: 'invalid-reply' });
 }
+
+describe('NATS replies from a backend that reads the same inboxes', () => {
+  // Backends that share a NATS user (the shipped `caller`) read each other's replies. One that saw
+  // a reply subject of another must not be able to name the next one as the reply subject of a
+  // request of its own, or publish on it: the other's call is settled by its limiter alone.
+  it("cannot settle another backend's pending acquire on a reply subject it guessed", async () => {
+    const victimPrefix = uniquePrefix();
+    const held: Msg[] = [];
+    const refusal = json({
+      ...FULL,
+      allowed: false,
+      code: 'RATE_LIMITED',
+      remaining: 0,
+      retryAfterMs: 500,
+    });
+    // The limiter of this test: answers the first acquire, holds the next.
+    let asked = 0;
+    nc.subscribe(`${victimPrefix}.>`, {
+      callback: (_error, msg) => {
+        if (asked++ === 0) msg.respond(Buffer.from(refusal));
+        else held.push(msg);
+      },
+    });
+    const eavesdropper = await connect({ servers: NATS_URL });
+    const seen: string[] = [];
+    eavesdropper.subscribe('_INBOX.>', { callback: (_error, msg) => seen.push(msg.subject) });
+    await Promise.all([nc.flush(), eavesdropper.flush()]);
+    const victimNc = await connect({ servers: NATS_URL });
+    const victim = new RateLimitClient({
+      connection: victimNc,
+      subjectPrefix: victimPrefix,
+      batching: false,
+    });
+    try {
+      expect(await victim.acquire({ key: 'k' })).toMatchObject({ code: 'RATE_LIMITED' });
+      await eavesdropper.flush();
+      expect(seen).toHaveLength(1);
+      const pending = victim.acquire({ key: 'k' });
+      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      // Every guess an eavesdropper could make from what it saw: the same subject again, and the
+      // tokens around it as a count would give them.
+      const seenSubject = seen[0]!;
+      const inbox = seenSubject.slice(0, seenSubject.lastIndexOf('.'));
+      const last = seenSubject.slice(inbox.length + 1);
+      const guesses = [seenSubject];
+      for (let step = -2; step <= 64; step += 1) guesses.push(`${inbox}.${Number(last) + step}`);
+      for (const guess of guesses) eavesdropper.publish(guess, json({ ...FULL, key: 'k' }));
+      await eavesdropper.flush();
+      await victimNc.flush();
+
+      held[0]!.respond(Buffer.from(refusal));
+      expect(await pending).toMatchObject({ allowed: false, code: 'RATE_LIMITED' });
+    } finally {
+      await victim.close();
+      await Promise.all([victimNc.close(), eavesdropper.close()]);
+    }
+  });
+});
 
 type Decide = (request: AcquireRequest, policy: FailurePolicy) => Promise<ClientAcquireReply>;
 

@@ -116,6 +116,12 @@ const violation = (subject: string) => `'Permissions Violation for Publish to "$
 const subscribeViolation = (subject: string, queue?: string) =>
   `'Permissions Violation for Subscription to "${subject}"${queue === undefined ? '' : ` using queue "${queue}"`}'`;
 
+/** `ratelimit_nats_reply_refused_total` of a limiter. */
+async function refusedReplies(limiter: LimiterProcess): Promise<number> {
+  const text = await (await fetch(`${limiter.url}/metrics`)).text();
+  return Number(/^ratelimit_nats_reply_refused_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+}
+
 /** The subjects of every message `nc` receives on `subject` from now on. */
 function overhear(nc: NatsConnection, subject: string): string[] {
   const heard: string[] = [];
@@ -350,6 +356,49 @@ describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
     for (const subject of [`${INBOXES.limiter}.>`, `${INBOXES.admin}.>`, '>', '*.>']) {
       expect(await subscriptionOutcome(caller, subject)).toBe(subscribeViolation(subject));
     }
+  }, 60_000);
+
+  it("keeps a caller from having a limiter answer on JetStream's subjects or the limiter's inbox", async () => {
+    // A limiter may publish on any reply subject it was asked to answer (allow_responses): a
+    // caller that names the bucket's purge, or the limiter's inbox, must not get it written there.
+    const caller = await as('caller');
+    const adminNc = await as('admin');
+    const limiterNc = await as('limiter');
+    const jsm = await adminNc.jetstreamManager({ checkAPI: false, timeout: 5_000 });
+    await gqlData(admin.url, UPSERT, { input: oneRequest('unpurged', 'unpurged-*', 1) });
+    const entries = (await jsm.streams.info(`KV_${control.bucket}`)).state.messages;
+    expect(entries).toBeGreaterThan(0);
+    const heardByLimiter = overhear(limiterNc, `${INBOXES.limiter}.>`);
+    await limiterNc.flush();
+    const refusedBefore = await refusedReplies(limiter);
+    const violationsBefore = nats.violations().length;
+    const asked = [
+      `$JS.API.STREAM.PURGE.KV_${control.bucket}`,
+      `$KV.${control.bucket}.quota.unpurged`,
+      `${INBOXES.limiter}.forged.1`,
+      control.statsReport,
+    ];
+    for (const reply of asked) {
+      caller.publish(subjects.acquire, JSON.stringify({ key: 'unpurged-1' }), { reply });
+      caller.publish(
+        subjects.acquire,
+        JSON.stringify({ pattern: 'acquire', data: { key: 'unpurged-1' }, id: '1' }),
+        { reply },
+      );
+    }
+    await caller.flush();
+    await waitUntil(
+      'every one refused',
+      async () => (await refusedReplies(limiter)) - refusedBefore === asked.length * 2,
+    );
+    // Nothing was charged: the key's one request is still there.
+    expect(await natsAcquire(caller, subjects.acquire, { key: 'unpurged-1' })).toMatchObject({
+      code: 'OK',
+    });
+    expect((await jsm.streams.info(`KV_${control.bucket}`)).state.messages).toBe(entries);
+    await limiterNc.flush();
+    expect(heardByLimiter).toEqual([]);
+    expect(nats.violations().slice(violationsBefore)).toEqual([]);
   }, 60_000);
 
   it("lets a caller on every inbox it may read hear no bucket delivery and no answer of the admin's", async () => {

@@ -8,13 +8,13 @@ export class PendingCall<T> {
   readonly promise: Promise<T>;
   settled = false;
   /** The mux token of the request this call went out in alone, for cancelling on abort. */
-  token = -1;
+  token = '';
   private resolveCall!: (value: T) => void;
   private rejectCall!: (error: unknown) => void;
   private signal: AbortSignal | undefined;
   private onAbort: (() => void) | undefined;
 
-  constructor(signal?: AbortSignal, onAbort?: (call: { readonly token: number }) => void) {
+  constructor(signal?: AbortSignal, onAbort?: (call: { readonly token: string }) => void) {
     this.promise = new Promise<T>((resolve, reject) => {
       this.resolveCall = resolve;
       this.rejectCall = reject;

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { CLOCK, LimiterService } from '../engine-host/limiter.service';
 import { ReadinessService } from '../engine-host/readiness.service';
 import { NatsResponder } from '../nats/nats-responder';
+import { ReplyGuard } from '../nats/reply-guard';
 import { NatsTransport } from '../nats/nats-transport.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { limiterSigningWarning } from '../settings/limiter-signing';
@@ -71,8 +72,17 @@ export class ControlService {
     this.requests = new ControlRequests(this.replica, limiter, (operation, data, headers) =>
       this.signing.refusesRequest(this.names[operation], data, headers, this.clock.now()),
     );
-    this.responder = new NatsResponder(this.requests.failureReply);
+    // The admin asks on its own inboxes: only `$` subjects and the service's own are refused.
+    this.responder = new NatsResponder(
+      new ReplyGuard(settings.subjectPrefix, []),
+      this.requests.failureReply,
+    );
     this.peers = new QueueGroupPeers(this.replica, settings.queueGroup);
+  }
+
+  /** NATS requests, control and callers', refused for the subject they asked their answer on. */
+  get refusedReplies(): number {
+    return this.responder.guard.refused + this.transport.refusedReplies;
   }
 
   /** Replicas of this NATS queue group heard from in the last 3 s, this one included (metrics). */

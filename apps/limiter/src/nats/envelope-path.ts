@@ -34,6 +34,7 @@ export class EnvelopePath {
     if (!opensLikeEnvelope(msg.data)) return false;
     const envelope = readEnvelope(msg.data, handler.subject);
     if (envelope === undefined) return false;
+    if (this.responder.guard.refuses(msg)) return true; // neither served nor answered
     if (envelope.id === undefined) this.event(handler, envelope, msg);
     else this.request(handler, envelope, envelope.id, msg);
     return true;

@@ -6,6 +6,7 @@ import { readLimiterSettings } from '../settings/limiter-settings';
 import { natsHandlers } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
+import { ReplyGuard } from './reply-guard';
 
 /**
  * Headers are decoded by nats.js when `msg.headers` is first read: the hot path must not read them
@@ -46,7 +47,10 @@ describe('NATS headers, read only for a refusal', () => {
 
   const serve = (msg: Msg): void => {
     const acquire = handlers.find((h) => h.operation === 'acquire')!;
-    new NatsResponder().callback(acquire.handle, acquire.shuttingDown)(null, msg);
+    new NatsResponder(new ReplyGuard('ratelimit.v1', [])).callback(
+      acquire.handle,
+      acquire.shuttingDown,
+    )(null, msg);
   };
 
   it('serves an admitted and a rate-limited acquire without reading them', () => {

@@ -3,6 +3,7 @@ import type { Msg, NatsError } from 'nats';
 import { INTERNAL_ERROR_REPLY } from './nats-codec';
 import { logFailure, logReplyFailure } from './nats-log';
 import type { NatsReply } from './nats-requests.service';
+import type { ReplyGuard } from './reply-guard';
 
 /** The reply a message still owed at the shutdown deadline gets. */
 export type Cut = Uint8Array | (() => Uint8Array);
@@ -11,15 +12,22 @@ export type Cut = Uint8Array | (() => Uint8Array);
  * Turns an operation into a subscription callback that answers every message exactly once, and
  * keeps track of replies still owed (waiters), so that shutdown can publish them before draining.
  * A message without a reply subject is served (a published release or usage record still counts)
- * and simply not answered.
+ * and simply not answered. A message whose reply subject the guard refuses is neither served nor
+ * answered.
  */
 export class NatsResponder {
   private readonly logger = new Logger('NatsResponder');
   /** Replies still owed, with what each is answered if shutdown cannot wait for it. */
   private readonly owed = new Map<Msg, { readonly done: Promise<void>; readonly cut: Cut }>();
 
-  /** `failureReply` answers a message whose handler failed (the control plane has its own shape). */
-  constructor(private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY) {}
+  /**
+   * `failureReply` answers a message whose handler failed (the control plane has its own shape);
+   * `guard` keeps answers off the subjects the limiter must never publish on.
+   */
+  constructor(
+    readonly guard: ReplyGuard,
+    private readonly failureReply: Uint8Array = INTERNAL_ERROR_REPLY,
+  ) {}
 
   /**
    * `shuttingDown` is the reply, in the operation's shape, that `answerOwed` gives a message still
@@ -35,6 +43,7 @@ export class NatsResponder {
         this.logger.error(`subscription error: ${error.message}`);
         return;
       }
+      if (this.guard.refuses(msg)) return;
       let reply: NatsReply;
       try {
         reply = operation(msg.data, msg);

@@ -18,6 +18,7 @@ import { EnvelopePath } from './envelope-path';
 import { natsHandlers, type NatsHandler } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
+import { ReplyGuard } from './reply-guard';
 
 /** After the drain deadline, the connection's drain still gets this long to flush the last replies. */
 const LAST_FLUSH_MS = 500;
@@ -52,14 +53,11 @@ export class NatsTransport
     BeforeApplicationShutdown
 {
   protected override readonly logger = new Logger('NatsTransport');
-  private readonly responder = new NatsResponder();
+  private readonly responder: NatsResponder;
   private readonly handlers: NatsHandler[];
   // Patterns are plain operation names: looked up as they are (Nest's getHandlerByPattern tries
   // JSON.parse on each first, which throws for a plain name: an exception per message).
-  private readonly envelopes = new EnvelopePath(
-    this.responder,
-    (pattern) => this.messageHandlers.get(pattern) ?? null,
-  );
+  private readonly envelopes: EnvelopePath;
   /** Nest asked the strategy to listen; the app has bootstrapped. Serving needs both. */
   private listening = false;
   private bootstrapped = false;
@@ -80,6 +78,13 @@ export class NatsTransport
     requests: NatsRequestsService,
   ) {
     super();
+    this.responder = new NatsResponder(
+      ReplyGuard.forRequests(settings.subjectPrefix, settings.nats?.inboxPrefix),
+    );
+    this.envelopes = new EnvelopePath(
+      this.responder,
+      (pattern) => this.messageHandlers.get(pattern) ?? null,
+    );
     this.handlers = natsHandlers(natsSubjects(settings.subjectPrefix), requests);
     this.link =
       settings.nats &&
@@ -92,6 +97,11 @@ export class NatsTransport
         this.logger,
       );
     limiter.onDrain(() => this.stopTaking());
+  }
+
+  /** Requests refused for the subject they asked their answer on (ReplyGuard). */
+  get refusedReplies(): number {
+    return this.responder.guard.refused;
   }
 
   /**

@@ -6,6 +6,7 @@ import { ReadinessService } from '../engine-host/readiness.service';
 import { readLimiterSettings } from '../settings/limiter-settings';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
+import { ReplyGuard } from './reply-guard';
 import { NatsTransport } from './nats-transport.service';
 
 describe('NatsTransport.listen', () => {
@@ -50,7 +51,7 @@ describe('NatsResponder at the shutdown deadline', () => {
       respond: (d: Uint8Array) => replies.push(d) > 0,
     } as unknown as Msg;
     let made = 0;
-    const responder = new NatsResponder();
+    const responder = new NatsResponder(new ReplyGuard('ratelimit.v1', []));
     responder.deliver(msg, new Promise<Uint8Array>(() => undefined), () => {
       made++;
       return Buffer.from('cut');

@@ -51,7 +51,7 @@ export class RateLimitClient {
   private readonly batcher: AcquireBatcher | undefined;
   private readonly ids: RequestIdGenerator | undefined;
   private closed = false;
-  private readonly cancelAlone = (call: { readonly token: number }): void =>
+  private readonly cancelAlone = (call: { readonly token: string }): void =>
     this.mux.cancel(call.token);
 
   constructor(options: RateLimitClientOptions) {
@@ -189,7 +189,7 @@ export class RateLimitClient {
     payload: Uint8Array,
     waiter: ReplyWaiter,
     timeoutMs: number | undefined,
-  ): number {
+  ): string {
     return this.mux.request(subject, payload, waiter, timeoutMs ?? this.timeoutMs);
   }
 

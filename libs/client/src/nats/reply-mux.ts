@@ -23,6 +23,27 @@ function newInbox(connection: NatsConnection): string {
   return `${prefix || '_INBOX'}.${randomBytes(12).toString('base64url')}`;
 }
 
+// Random bytes drawn in blocks: one call to the system's generator per 256 requests.
+const TOKEN_BYTES = 12;
+const BLOCK_BYTES = TOKEN_BYTES * 256;
+let block = Buffer.alloc(0);
+let drawn = BLOCK_BYTES;
+
+/**
+ * A reply token no one can guess (96 random bits). Backends that share a NATS user read each
+ * other's inboxes; with tokens that count up, one that saw a reply subject could name the next
+ * one as the reply subject of a request of its own, and its answer would settle another
+ * backend's call. It can only see a token once its reply has settled it.
+ */
+function unguessableToken(): string {
+  if (drawn === BLOCK_BYTES) {
+    block = randomBytes(BLOCK_BYTES);
+    drawn = 0;
+  }
+  drawn += TOKEN_BYTES;
+  return block.toString('base64url', drawn - TOKEN_BYTES, drawn);
+}
+
 /**
  * One inbox subscription for every request of a client (`<inbox>.<token>`), as nats.js's own
  * muxed request does, so a request costs a publish and a map entry, never a subscription. The
@@ -32,11 +53,10 @@ function newInbox(connection: NatsConnection): string {
 export class ReplyMux {
   private readonly inbox: string;
   private readonly prefixLength: number;
-  private readonly entries = new Map<number, Entry>();
+  private readonly entries = new Map<string, Entry>();
   private readonly subscription: Subscription;
-  private nextToken = 0;
   private idleWaiters: Array<() => void> = [];
-  private readonly expireBound = (token: number): void => this.settleFailure(token, 'timeout');
+  private readonly expireBound = (token: string): void => this.settleFailure(token, 'timeout');
 
   constructor(private readonly connection: NatsConnection) {
     // The connection's own inboxPrefix, so NATS permissions written for its inboxes still hold.
@@ -53,13 +73,16 @@ export class ReplyMux {
     return this.entries.size;
   }
 
-  /** Publishes `data` on `subject` with a reply subject of its own; the waiter hears once. */
-  request(subject: string, data: Uint8Array, waiter: ReplyWaiter, timeoutMs: number): number {
+  /**
+   * Publishes `data` on `subject` with a reply subject of its own; the waiter hears once. The
+   * token returned cancels it ('' when it failed at once).
+   */
+  request(subject: string, data: Uint8Array, waiter: ReplyWaiter, timeoutMs: number): string {
     if (this.connection.isClosed()) {
       waiter.onFailure('connection-closed');
-      return -1;
+      return '';
     }
-    const token = (this.nextToken = (this.nextToken + 1) % Number.MAX_SAFE_INTEGER);
+    const token = unguessableToken();
     const timer = setTimeout(this.expireBound, timerDelayMs(timeoutMs), token);
     this.entries.set(token, { waiter, timer });
     try {
@@ -71,7 +94,7 @@ export class ReplyMux {
   }
 
   /** Forgets a request whose caller left (aborted); a late reply is dropped. */
-  cancel(token: number): void {
+  cancel(token: string): void {
     const entry = this.entries.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
@@ -91,7 +114,7 @@ export class ReplyMux {
 
   private onMessage(error: NatsError | null, msg: Msg): void {
     if (error !== null) return;
-    const token = Number(msg.subject.slice(this.prefixLength));
+    const token = msg.subject.slice(this.prefixLength);
     const entry = this.entries.get(token);
     if (entry === undefined) return; // timed out or aborted already
     clearTimeout(entry.timer);
@@ -104,7 +127,7 @@ export class ReplyMux {
     this.notifyIfIdle();
   }
 
-  private settleFailure(token: number, reason: UnavailableReason): void {
+  private settleFailure(token: string, reason: UnavailableReason): void {
     const entry = this.entries.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);

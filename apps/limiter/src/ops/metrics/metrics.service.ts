@@ -119,6 +119,15 @@ export class MetricsService {
       },
     });
     new Counter({
+      name: 'ratelimit_nats_reply_refused_total',
+      help: 'NATS requests refused, unserved, for asking their answer on a $ subject, a subject of the service or an app inbox',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(control.refusedReplies);
+      },
+    });
+    new Counter({
       name: 'ratelimit_persistence_writes_total',
       help: 'Usage snapshots written to DATA_DIR (ok) or failed',
       labelNames: ['result'] as const,
