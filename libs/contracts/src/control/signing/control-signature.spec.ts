@@ -271,10 +271,18 @@ describe('signed messages: requests and reports', () => {
     const nonces = new FreshNonces(1_000, 3);
     expect(['a', 'b', 'c'].map((n) => nonces.take(n, NOW, NOW).ok)).toEqual([true, true, true]);
     expect(nonces.take('d', NOW, NOW)).toMatchObject({ ok: false, refusal: 'replayed' });
-    expect(nonces.take('d', NOW + 1_000, NOW + 2_000).ok).toBe(true);
+    expect(nonces.take('d', NOW + 1_001, NOW + 2_000).ok).toBe(true);
     expect(nonces.size).toBe(1);
     // A clock set back does not make a forgotten nonce fresh again.
     expect(nonces.take('a', NOW, NOW + 900)).toMatchObject({ ok: false, refusal: 'stale' });
+  });
+
+  it('refuses one signed a whole window before the latest instant: it would be forgotten as taken', () => {
+    const nonces = new FreshNonces(1_000, 3);
+    expect(nonces.take('edge', NOW, NOW + 1_000)).toMatchObject({ ok: false, refusal: 'stale' });
+    expect(nonces.take('edge', NOW, NOW + 1_000)).toMatchObject({ ok: false, refusal: 'stale' });
+    expect(nonces.take('inside', NOW + 1, NOW + 1_000).ok).toBe(true);
+    expect(nonces.take('inside', NOW + 1, NOW + 1_000)).toMatchObject({ refusal: 'replayed' });
   });
 });
 

@@ -33,7 +33,9 @@ export class FreshNonces {
   take(nonce: string, at: number, now: number): MessageCheck {
     // A clock set back neither shortens what is remembered nor makes a forgotten nonce fresh.
     this.latest = Math.max(this.latest, now);
-    if (at > now + this.windowMs || at < this.latest - this.windowMs) {
+    // One signed a whole window before the latest instant would be forgotten as it is taken
+    // (remembered until at + window): stale, or it could be taken again in the same ms.
+    if (at > now + this.windowMs || at <= this.latest - this.windowMs) {
       const away = Math.round((at - now) / 1000);
       return {
         ok: false,
