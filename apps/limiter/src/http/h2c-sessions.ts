@@ -15,11 +15,12 @@ import {
   H2_MAX_HEADER_LIST_PAIRS,
   H2_MAX_SESSION_MEMORY_MB,
   H2_MAX_UNREAD_BYTES,
+  H2_MAX_UNREAD_TOTAL_BYTES,
   MAX_HEADER_BYTES,
   TIMEOUT_CHECK_MS,
 } from './http-limits';
 import { monotonicNow, type Clock } from './monotonic';
-import { UnreadAnswers, unreadCountingResponse } from './unread-answers';
+import { UnreadAnswers, unreadCountingResponse, UnreadTotal } from './unread-answers';
 
 /** What a session holds: its requests in flight, since when it has had none, unread answers. */
 interface SessionState {
@@ -36,6 +37,8 @@ export interface H2cBounds {
   readonly requestTimeoutMs: number;
   /** How long a session that has served requests may sit with none in flight. */
   readonly idleTimeoutMs: number;
+  /** What all sessions may hold in unread answers (H2_MAX_UNREAD_TOTAL_BYTES unless a test says). */
+  readonly maxUnreadTotalBytes?: number;
 }
 
 // A client that never reads can cause these at will.
@@ -56,7 +59,8 @@ const NOT_A_PATH = /[^\x21-\x7e]/;
  *   acceptance too, as an HTTP/1.1 connection that sends none is (this also ends sessions Node's
  *   HTTP/2 keeps open after it answered a protocol error with GOAWAY);
  * - answers not yet taken by the client (UnreadAnswers) are bounded: an answer that would take a
- *   session past H2_MAX_UNREAD_BYTES resets its stream (nghttp2 already refuses new streams while
+ *   session past H2_MAX_UNREAD_BYTES, or all of them past H2_MAX_UNREAD_TOTAL_BYTES, resets its
+ *   stream (nghttp2 already refuses new streams while
  *   a session holds more than its 1 MB, queued answers included; the streams opened before then
  *   are what this bounds); a session whose unread answers have not moved for `requestTimeoutMs`
  *   is sent GOAWAY and destroyed, whatever else it sends (PINGs) or awaits;
@@ -73,6 +77,8 @@ export class H2cSessions {
   /** Requests whose body is still arriving, in arrival order (so oldest first), with that instant. */
   private readonly receiving = new Map<Http2ServerResponse, number>();
   private readonly checks: NodeJS.Timeout;
+  /** Unread answers of every session. */
+  private readonly unreadTotal: UnreadTotal;
   private draining = false;
   /** When the connection being handed over (`adopt`) was accepted. */
   private acceptedAt: number | undefined;
@@ -82,6 +88,7 @@ export class H2cSessions {
     private readonly bounds: H2cBounds,
     private readonly now: Clock = monotonicNow,
   ) {
+    this.unreadTotal = new UnreadTotal(bounds.maxUnreadTotalBytes ?? H2_MAX_UNREAD_TOTAL_BYTES);
     this.server = createServer({
       settings: {
         maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS,
@@ -135,7 +142,7 @@ export class H2cSessions {
       inFlight: new Set(),
       lastActiveAt: this.acceptedAt ?? now,
       served: false,
-      unread: new UnreadAnswers(now),
+      unread: new UnreadAnswers(now, this.unreadTotal),
     };
     this.sessions.set(session, state);
     session.once('close', () => this.sessions.delete(session));

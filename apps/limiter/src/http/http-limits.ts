@@ -52,3 +52,10 @@ export const H2_MAX_SESSION_MEMORY_MB = 1;
  * H2_MAX_SESSION_MEMORY_MB: this bounds the answers of streams opened before then.)
  */
 export const H2_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What all h2c sessions together may hold in answers their clients have not taken: 16 sessions
+ * at their own bound. Honest clients take their answers within milliseconds, so only clients that
+ * do not read come near it, and the stalled ones are cut after HTTP_REQUEST_TIMEOUT_MS.
+ */
+export const H2_MAX_UNREAD_TOTAL_BYTES = 64 * 1024 * 1024;

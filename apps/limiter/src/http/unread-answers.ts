@@ -18,28 +18,53 @@ export class UnreadAnswers {
   /** When bytes last left (the client took some), or when the session started to hold any. */
   movedAt: number;
 
-  constructor(now: number) {
+  /** `total`: what every session of the process holds, shared (UnreadTotal). */
+  constructor(
+    now: number,
+    private readonly total: UnreadTotal = new UnreadTotal(Infinity),
+  ) {
     this.movedAt = now;
   }
 
-  /** Whether an answer of `length` more bytes may be queued: always when nothing is held. */
+  /**
+   * Whether an answer of `length` more bytes may be queued: within the session's `maxBytes`
+   * (always when it holds nothing) and within what the process may hold in all.
+   */
   admits(length: number, maxBytes: number): boolean {
-    return this.bytes === 0 || this.bytes + length <= maxBytes;
+    return (this.bytes === 0 || this.bytes + length <= maxBytes) && this.total.admits(length);
   }
 
   queued(length: number, now: number): void {
     if (this.bytes === 0) this.movedAt = now;
     this.bytes += length;
+    this.total.bytes += length;
   }
 
   taken(length: number, now: number): void {
     this.bytes -= length;
+    this.total.bytes -= length;
     this.movedAt = now;
   }
 
   /** Held, and nothing taken for `ms`. */
   stalled(now: number, ms: number): boolean {
     return this.bytes > 0 && now - this.movedAt >= ms;
+  }
+}
+
+/**
+ * What all the h2c sessions of a process hold in answers not taken: H2_MAX_UNREAD_BYTES bounds
+ * one session, HTTP_MAX_CONNECTIONS the sessions, and their product (10 000 x 4 MiB) is no bound
+ * a pod has. Past `maxBytes` in all, an answer is reset as one past its session's bound is, its
+ * session's first included; stalled sessions are cut after the request timeout, freeing it.
+ */
+export class UnreadTotal {
+  bytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  admits(length: number): boolean {
+    return this.bytes + length <= this.maxBytes;
   }
 }
 
