@@ -21,7 +21,7 @@ import { ControlEntries } from './control-entries';
 import { ControlRefusals } from './control-refusals';
 import { ControlRequests } from './control-requests';
 import { ControlSigning } from './control-signing';
-import { ControlStore } from './control-store';
+import { ControlStore, type StoredControlSet } from './control-store';
 import { ControlWatcher } from './control-watcher';
 import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
 import { QuotaLayersService } from './quota-layers.service';
@@ -48,6 +48,8 @@ export class ControlService {
   private readonly responder: NatsResponder;
   private store: ControlStore | undefined;
   private watcher: ControlWatcher | undefined;
+  /** The bucket as this replica reads it (the watcher's), whose sequences are stored. */
+  private entries: ControlEntries | undefined;
   private reporter: StatsReporter | undefined;
   private subscriptions: Subscription[] = [];
   private lastSaveFailure = '';
@@ -97,15 +99,16 @@ export class ControlService {
     if (warning !== undefined) this.log.warn(warning);
     this.store = ControlStore.open(this.settings.dataDir, this.log);
     const stored = this.loadStored();
-    if (stored !== undefined) this.layers.setControl(stored);
+    if (stored !== undefined) this.layers.setControl(stored.set);
     this.readiness.control = this.layers.controlInForce !== undefined ? 'cached' : 'none';
     this.layers.onApplied(() => this.save());
     this.layers.onApplied(() => this.findLocalQuotas());
     this.findLocalQuotas();
 
+    this.entries = ControlEntries.from(stored?.set, this.signing.entryOptions(), stored?.sequences);
     this.watcher = new ControlWatcher(
       this.names.bucket,
-      ControlEntries.from(stored, this.signing.entryOptions()),
+      this.entries,
       {
         set: (set) => this.layers.setControl(set),
         synced: (synced) => {
@@ -194,7 +197,7 @@ export class ControlService {
     );
   }
 
-  private loadStored(): ControlSet | undefined {
+  private loadStored(): StoredControlSet | undefined {
     const store = this.store;
     if (store === undefined) return undefined;
     try {
@@ -203,7 +206,7 @@ export class ControlService {
       const at =
         stored.savedAt === undefined ? 'an unknown time' : new Date(stored.savedAt).toISOString();
       this.log.log(`control set stored at ${at} in force until NATS answers (${store.path})`);
-      return stored.set;
+      return stored;
     } catch (error) {
       this.log.error(
         `cannot read ${store.path} (${String(error)}): starting without the stored set`,
@@ -218,7 +221,7 @@ export class ControlService {
     // A config reload leaves the control set as it was: nothing to encode or write.
     if (set === undefined || store === undefined || set === this.lastSaved) return;
     try {
-      store.save(set, this.clock.now());
+      store.save(set, this.clock.now(), this.entries?.sequences());
       this.lastSaved = set;
       this.lastSaveFailure = '';
     } catch (error) {
