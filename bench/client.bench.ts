@@ -9,7 +9,9 @@
  *       peak taken just before), beside how long tasks waited for a CPU meanwhile;
  *   (b) the SDK without batching against raw nats.js: its overhead, as a ratio;
  *   (c) auto-batching with requestIds against without: what remembering the ids costs;
- *   (d) in this process, what checking a reply's shape costs beside decoding it (reply-check.ts).
+ *   (d) in this process, what checking a reply's shape costs beside decoding it (reply-check.ts);
+ *   (e) in this process, an unguessable reply token beside a counted one (the SDK's before), and
+ *       the limiter's reply-subject check beside decoding a request.
  * Each measurement opens its own connection and client (see Caller). The load generator, the
  * limiter and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run; BENCH_SKIP_BUILD=1 uses the existing build; BENCH_CPU_PROF=1
@@ -23,7 +25,12 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { closedLoop, openLoop, type Latency } from './client/load';
 import { halfLoadRate, watchNoise, type Noise } from './client/machine';
-import { REPLY_CHECK_BATCH, replyCheckFigures, type ReplyCheckFigure } from './client/reply-check';
+import {
+  REPLY_CHECK_BATCH,
+  replyCheckFigures,
+  replySubjectFigures,
+  type ReplyCheckFigure,
+} from './client/reply-check';
 import {
   RAW,
   SDK_BATCHED,
@@ -157,7 +164,7 @@ async function main(): Promise<void> {
     );
     await peakOf(idsPhase[1]!, WARMUP_SECONDS);
     const ids = await peaksAndLatency(idsPhase);
-    report(figures, ids, replyCheckFigures(QUICK));
+    report(figures, ids, replyCheckFigures(QUICK), replySubjectFigures(QUICK));
   } finally {
     await limiter.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -175,6 +182,7 @@ function report(
   figures: Map<Variant, Figures>,
   ids: Map<Variant, Figures>,
   checks: ReturnType<typeof replyCheckFigures>,
+  subjects: ReturnType<typeof replySubjectFigures>,
 ): void {
   const raw = figures.get(RAW)!.peak;
   const batched = figures.get(SDK_BATCHED)!;
@@ -207,6 +215,10 @@ function report(
       'reply checks, in this process (median of 7 rounds), beside decoding the same reply:',
       checkRow('one AcquireReply', checks.single),
       checkRow(`a BatchReply of ${REPLY_CHECK_BATCH}`, checks.batch),
+      '',
+      'reply subjects, in this process (median of 7 rounds):',
+      `SDK reply token: unguessable ${subjects.tokenUs.toFixed(3)} µs, counted (before) ${subjects.counterUs.toFixed(3)} µs`,
+      `limiter reply-subject check ${subjects.guardUs.toFixed(3)} µs, beside decoding a request ${subjects.decodeRequestUs.toFixed(3)} µs (${((subjects.guardUs / subjects.decodeRequestUs) * 100).toFixed(1)}%)`,
     ].join('\n'),
   );
 }

@@ -435,7 +435,10 @@ describe('the NATS users of k8s/nats/nats.conf, on nats-server', () => {
     const second = await startLimiter(limiterEnv('limiter-2'));
     try {
       await waitUntil('the second limiter subscribed', async () => {
-        return (await readyz(second))['status'] === 200;
+        // Ready serves requests; the bucket's replay (every entry's signature checked) may still
+        // be under way: synced once it is in force.
+        const ready = await readyz(second);
+        return ready['status'] === 200 && ready['control'] === 'synced';
       });
       expect(await post(second.url, '/v1/decide', { key: 'overheard-1' })).toMatchObject({
         quota: 'overheard',

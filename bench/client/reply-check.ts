@@ -5,7 +5,10 @@
  * warm-up, each round alternating the two so that the machine's noise falls on both.
  */
 import type { AcquireReply, AcquireRequest } from '@app/contracts';
+import type { Msg } from 'nats';
+import { ReplyGuard } from '../../apps/limiter/src/nats/reply-guard';
 import { decodeReply } from '../../libs/client/src/codec';
+import { unguessableToken } from '../../libs/client/src/nats/reply-mux';
 import { batchReplies, decisionReply } from '../../libs/client/src/replies';
 
 const ROUNDS = 7;
@@ -78,3 +81,51 @@ export function replyCheckFigures(quick: boolean): {
 }
 
 export const REPLY_CHECK_BATCH = BATCH;
+
+export interface ReplySubjectFigure {
+  /** Microseconds to make one SDK reply token (96 random bits) and, its peer, a counted one. */
+  readonly tokenUs: number;
+  readonly counterUs: number;
+  /** Microseconds for the limiter to check a reply subject, beside decoding the request's JSON. */
+  readonly guardUs: number;
+  readonly decodeRequestUs: number;
+}
+
+/**
+ * What unguessable reply subjects cost (issue 25 review): the SDK's token against the counter it
+ * used before, and the limiter's reply-subject check against the request's own decode, which every
+ * request pays. Same rounds, alternating.
+ */
+export function replySubjectFigures(quick: boolean): ReplySubjectFigure {
+  const iterations = quick ? 50_000 : 500_000;
+  const guard = ReplyGuard.forRequests('ratelimit.v1', '_INBOX_limiter');
+  const msg = {
+    subject: 'ratelimit.v1.acquire',
+    reply: `_INBOX.${'x'.repeat(16)}.${unguessableToken()}`,
+  } as Msg;
+  const request = Buffer.from(JSON.stringify({ key: 'user-1', quota: 'api', cost: 1 }));
+  let counter = 0;
+  const rounds = {
+    token: [] as number[],
+    counter: [] as number[],
+    guard: [] as number[],
+    decode: [] as number[],
+  };
+  for (let round = 0; round <= ROUNDS; round++) {
+    const token = microseconds(iterations, () => unguessableToken());
+    const counted = microseconds(iterations, () => String(++counter));
+    const guarded = microseconds(iterations, () => guard.refuses(msg));
+    const decoded = microseconds(iterations, () => JSON.parse(request.toString()));
+    if (round === 0) continue; // warm-up
+    rounds.token.push(token);
+    rounds.counter.push(counted);
+    rounds.guard.push(guarded);
+    rounds.decode.push(decoded);
+  }
+  return {
+    tokenUs: median(rounds.token),
+    counterUs: median(rounds.counter),
+    guardUs: median(rounds.guard),
+    decodeRequestUs: median(rounds.decode),
+  };
+}

@@ -35,7 +35,7 @@ let drawn = BLOCK_BYTES;
  * one as the reply subject of a request of its own, and its answer would settle another
  * backend's call. It can only see a token once its reply has settled it.
  */
-function unguessableToken(): string {
+export function unguessableToken(): string {
   if (drawn === BLOCK_BYTES) {
     block = randomBytes(BLOCK_BYTES);
     drawn = 0;
