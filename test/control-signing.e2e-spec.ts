@@ -184,28 +184,6 @@ describe('signed control: what a plain NATS client cannot do', () => {
     ).toEqual([4]);
   });
 
-  it('an old signed entry put back while the limiter was down rolls nothing back when it restarts, the admin down too', async () => {
-    await upsert('restart', 2);
-    await inForce('restart', 2);
-    const old = (await kv.get(quotaEntryKey('restart')))!.value;
-    await upsert('restart', 9);
-    await inForce('restart', 9);
-    await Promise.all([admin.stop(), limiter.stop()]);
-    await kv.put(quotaEntryKey('restart'), old);
-
-    // Only its stored copy (DATA_DIR) tells it that 9 came after 2.
-    limiter = await startLimiter(env('limiter'));
-    const state = async (): Promise<unknown> =>
-      ((await (await fetch(`${limiter.url}/readyz`)).json()) as Record<string, unknown>)['control'];
-    await waitUntil('the bucket read', async () => (await state()) === 'synced', 30_000);
-    expect(await limitOf('restart')).toBe(9);
-    expect(await refused('entry', 'replayed')).toBeGreaterThan(0);
-
-    admin = await startAdmin(env('admin'));
-    await restored(quotaEntryKey('restart'), 9);
-    expect(await limitOf('restart')).toBe(9);
-  });
-
   it('a reset request from a plain client is refused; the admin resets', async () => {
     const key = `api-reset-${randomUUID()}`;
     const used = async (): Promise<number | undefined> =>

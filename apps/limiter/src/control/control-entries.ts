@@ -33,26 +33,12 @@ export class ControlEntries {
     this.view = new BucketView<ControlEntry>(readEntry, options);
   }
 
-  /**
-   * Starts from a set known earlier (the SQLite copy): its entries count as the last good ones,
-   * and the sequences taken with them as the last taken (an older signed entry put back in the
-   * bucket while this replica was down is refused, as it would have been had it stayed up).
-   */
-  static from(
-    set: ControlSet | undefined,
-    options: BucketViewOptions = {},
-    sequences: readonly (readonly [string, number])[] = [],
-  ): ControlEntries {
+  /** Starts from a set known earlier (the SQLite copy): its entries count as the last good ones. */
+  static from(set: ControlSet | undefined, options: BucketViewOptions = {}): ControlEntries {
     const entries = new ControlEntries(options);
     for (const quota of set?.quotas ?? []) entries.seed({ kind: 'quota', quota });
     for (const provider of set?.providers ?? []) entries.seed({ kind: 'provider', provider });
-    for (const [key, seq] of sequences) entries.view.seedSequence(key, seq);
     return entries;
-  }
-
-  /** The signed sequence last taken for each key (none when control is unauthenticated). */
-  sequences(): [string, number][] {
-    return this.view.knownSequences();
   }
 
   /** A new watch replays every live key; keys it does not replay were deleted meanwhile. */

@@ -55,7 +55,7 @@ describe('ControlStore (SQLite under DATA_DIR)', () => {
     store.save(set, 2);
     store.close();
     const again = open();
-    expect(again.load(log)).toEqual({ set, savedAt: 2, sequences: [] });
+    expect(again.load(log)).toEqual({ set, savedAt: 2 });
     again.close();
     expect(messages).toEqual([]);
   });
@@ -63,11 +63,7 @@ describe('ControlStore (SQLite under DATA_DIR)', () => {
   it('keeps an empty set apart from no set at all', () => {
     const store = open();
     store.save({ quotas: [], providers: [] }, 5);
-    expect(store.load(log)).toEqual({
-      set: { quotas: [], providers: [] },
-      savedAt: 5,
-      sequences: [],
-    });
+    expect(store.load(log)).toEqual({ set: { quotas: [], providers: [] }, savedAt: 5 });
     store.close();
   });
 
@@ -101,11 +97,7 @@ describe('ControlStore (SQLite under DATA_DIR)', () => {
       .prepare('UPDATE control_set SET entries = ? WHERE id = 1')
       .run(JSON.stringify([good, bad, 7]));
     db2.close();
-    expect(open().load(log)).toEqual({
-      set: { quotas: set.quotas, providers: [] },
-      savedAt: 1,
-      sequences: [],
-    });
+    expect(open().load(log)).toEqual({ set: { quotas: set.quotas, providers: [] }, savedAt: 1 });
     expect(messages).toHaveLength(2);
     expect(messages[0]).toContain('stored entry left out: quota.00:');
     expect(messages[1]).toContain('not a { key, value } entry');
@@ -118,71 +110,8 @@ describe('ControlStore (SQLite under DATA_DIR)', () => {
     const db = new Database(join(dir, CONTROL_DATABASE_FILE));
     db.prepare('UPDATE control_set SET saved_at = ? WHERE id = 1').run(2n ** 62n);
     db.close();
-    expect(open().load(log)).toEqual({ set, savedAt: undefined, sequences: [] });
+    expect(open().load(log)).toEqual({ set, savedAt: undefined });
     expect(messages.join('\n')).toContain('saved_at: not an instant');
-  });
-
-  it('reads back the signed sequences saved with the set, and writes nothing when neither changed', () => {
-    const store = open();
-    store.save(set, 2, [['quota.617069', 1_700_000_000_000_001]]);
-    store.save(set, 3, [['quota.617069', 1_700_000_000_000_001]]);
-    store.save(set, 4, [
-      ['quota.617069', 1_700_000_000_000_005],
-      ['quota.676f6e65', 1_700_000_000_000_004],
-    ]);
-    store.close();
-    expect(open().load(log)).toEqual({
-      set,
-      savedAt: 4,
-      sequences: [
-        ['quota.617069', 1_700_000_000_000_005],
-        ['quota.676f6e65', 1_700_000_000_000_004],
-      ],
-    });
-  });
-
-  it('leaves out stored sequences that are not [key, positive integer]', () => {
-    const store = open();
-    store.save(set, 2);
-    store.close();
-    const db = new Database(join(dir, CONTROL_DATABASE_FILE));
-    db.prepare('UPDATE control_set SET sequences = ? WHERE id = 1').run(
-      JSON.stringify([['quota.61', 5], ['quota.62', -1], ['quota.63', 1.5], [7, 3], 'x', ['', 2]]),
-    );
-    db.close();
-    expect(open().load(log)?.sequences).toEqual([['quota.61', 5]]);
-    expect(messages.join('\n')).toContain('sequences: 5 not [key, positive integer], left out');
-
-    messages = [];
-    const db2 = new Database(join(dir, CONTROL_DATABASE_FILE));
-    db2.prepare('UPDATE control_set SET sequences = ? WHERE id = 1').run('{oops');
-    db2.close();
-    expect(open().load(log)).toMatchObject({ set, sequences: [] });
-    expect(messages.join('\n')).toContain('read without them');
-  });
-
-  it('opens a file of the version before sequences were kept, its set intact', () => {
-    const db = new Database(join(dir, CONTROL_DATABASE_FILE));
-    db.exec(`CREATE TABLE control_set (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        saved_at INTEGER NOT NULL,
-        entries TEXT NOT NULL
-      ) STRICT`);
-    const entries = [encodeEntry({ kind: 'quota', quota: set.quotas[0]! })];
-    db.prepare('INSERT INTO control_set (id, saved_at, entries) VALUES (1, 7, ?)').run(
-      JSON.stringify(entries),
-    );
-    db.close();
-    const store = open();
-    expect(store.load(log)).toEqual({
-      set: { quotas: set.quotas, providers: [] },
-      savedAt: 7,
-      sequences: [],
-    });
-    store.save(set, 8, [['quota.617069', 9]]);
-    store.close();
-    expect(open().load(log)?.sequences).toEqual([['quota.617069', 9]]);
-    expect(messages).toEqual([]);
   });
 
   it('answers undefined when DATA_DIR cannot be created', () => {

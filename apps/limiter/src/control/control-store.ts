@@ -12,14 +12,7 @@ export type ControlStoreLog = SqliteLog;
 export interface StoredControlSet {
   readonly set: ControlSet;
   readonly savedAt: number | undefined;
-  /** The signed sequence last taken for each bucket key (ControlEntries.sequences). */
-  readonly sequences: readonly (readonly [string, number])[];
 }
-
-/** Keys whose sequences are read back at most: a bucket of 64 MiB holds fewer. */
-export const MAX_STORED_SEQUENCES = 1_000_000;
-/** A bucket key is far shorter (a prefix and a hex-encoded name of at most 200 characters). */
-const MAX_STORED_KEY_CHARS = 1024;
 
 /** The latest instant a Date holds (ECMAScript's time range). */
 const MAX_DATE_MS = 8.64e15;
@@ -27,7 +20,6 @@ const MAX_DATE_MS = 8.64e15;
 interface Row {
   saved_at: number;
   entries: string;
-  sequences: string;
 }
 
 // One row: the whole set is replaced at once, so a crash leaves the old set or the new one.
@@ -35,46 +27,8 @@ function createSchema(db: Database.Database): void {
   db.exec(`CREATE TABLE IF NOT EXISTS control_set (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       saved_at INTEGER NOT NULL,
-      entries TEXT NOT NULL,
-      sequences TEXT NOT NULL DEFAULT '[]'
+      entries TEXT NOT NULL
     ) STRICT`);
-  // A file of a version before signed sequences were kept.
-  const columns = db.prepare('PRAGMA table_info(control_set)').all() as { name: string }[];
-  if (!columns.some((column) => column.name === 'sequences')) {
-    db.exec(`ALTER TABLE control_set ADD COLUMN sequences TEXT NOT NULL DEFAULT '[]'`);
-  }
-}
-
-/** The stored `[key, seq]` pairs that are such (a positive safe integer); the rest are left out. */
-function readSequences(json: string, path: string, log: ControlStoreLog): [string, number][] {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    raw = undefined;
-  }
-  if (!Array.isArray(raw) || raw.length > MAX_STORED_SEQUENCES) {
-    log.warn(
-      `${path}: sequences: not a list of at most ${MAX_STORED_SEQUENCES}; read without them`,
-    );
-    return [];
-  }
-  const sequences: [string, number][] = [];
-  let bad = 0;
-  for (const pair of raw as unknown[]) {
-    const [key, seq] = Array.isArray(pair) ? (pair as unknown[]) : [];
-    const ok =
-      typeof key === 'string' &&
-      key.length > 0 &&
-      key.length <= MAX_STORED_KEY_CHARS &&
-      typeof seq === 'number' &&
-      Number.isSafeInteger(seq) &&
-      seq > 0;
-    if (ok) sequences.push([key, seq]);
-    else bad++;
-  }
-  if (bad > 0) log.warn(`${path}: sequences: ${bad} not [key, positive integer], left out`);
-  return sequences;
 }
 
 /**
@@ -83,7 +37,7 @@ function readSequences(json: string, path: string, log: ControlStoreLog): [strin
  * holds them ({ key, value }) and read back through the same validation as a KV entry.
  */
 export class ControlStore {
-  private readonly upsert: Database.Statement<[number, string, string]>;
+  private readonly upsert: Database.Statement<[number, string]>;
   private readonly select: Database.Statement<[], Row>;
   private lastWritten = '';
 
@@ -92,11 +46,10 @@ export class ControlStore {
     readonly path: string,
   ) {
     this.upsert = db.prepare(
-      `INSERT INTO control_set (id, saved_at, entries, sequences) VALUES (1, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET saved_at = excluded.saved_at, entries = excluded.entries,
-         sequences = excluded.sequences`,
+      `INSERT INTO control_set (id, saved_at, entries) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET saved_at = excluded.saved_at, entries = excluded.entries`,
     );
-    this.select = db.prepare('SELECT saved_at, entries, sequences FROM control_set WHERE id = 1');
+    this.select = db.prepare('SELECT saved_at, entries FROM control_set WHERE id = 1');
   }
 
   /**
@@ -132,7 +85,7 @@ export class ControlStore {
           : 'not a { key, value } entry';
       if (problem !== undefined) log.warn(`${this.path}: stored entry left out: ${problem}`);
     }
-    this.lastWritten = row.entries + row.sequences;
+    this.lastWritten = row.entries;
     const at: unknown = row.saved_at;
     const savedAt =
       typeof at === 'number' && Number.isSafeInteger(at) && at >= 0 && at <= MAX_DATE_MS
@@ -141,23 +94,19 @@ export class ControlStore {
     if (savedAt === undefined) {
       log.warn(`${this.path}: saved_at: not an instant (epoch ms); the set is read without it`);
     }
-    const sequences = readSequences(String(row.sequences), this.path, log);
-    return { set: entries.toSet(), savedAt, sequences };
+    return { set: entries.toSet(), savedAt };
   }
 
-  /**
-   * Replaces the stored set and the sequences taken with it; the same again is not written.
-   */
-  save(set: ControlSet, now: number, sequences: readonly (readonly [string, number])[] = []): void {
+  /** Replaces the stored set; a set equal to the stored one is not written again. */
+  save(set: ControlSet, now: number): void {
     const entries: ControlEntry[] = [
       ...set.quotas.map((quota) => ({ kind: 'quota' as const, quota })),
       ...set.providers.map((provider) => ({ kind: 'provider' as const, provider })),
     ];
     const json = JSON.stringify(entries.map(encodeEntry));
-    const sequencesJson = JSON.stringify(sequences);
-    if (json + sequencesJson === this.lastWritten) return;
-    this.upsert.run(now, json, sequencesJson);
-    this.lastWritten = json + sequencesJson;
+    if (json === this.lastWritten) return;
+    this.upsert.run(now, json);
+    this.lastWritten = json;
   }
 
   close(): void {

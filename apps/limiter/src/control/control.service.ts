@@ -21,7 +21,7 @@ import { ControlEntries } from './control-entries';
 import { ControlRefusals } from './control-refusals';
 import { ControlRequests } from './control-requests';
 import { ControlSigning } from './control-signing';
-import { ControlStore, type StoredControlSet } from './control-store';
+import { ControlStore } from './control-store';
 import { ControlWatcher } from './control-watcher';
 import { LocalScopeWarning, QueueGroupPeers, replicatedLocalQuotas } from './local-scope-warning';
 import { QuotaLayersService } from './quota-layers.service';
@@ -48,8 +48,6 @@ export class ControlService {
   private readonly responder: NatsResponder;
   private store: ControlStore | undefined;
   private watcher: ControlWatcher | undefined;
-  /** The bucket as this replica reads it (the watcher's), whose sequences are stored. */
-  private entries: ControlEntries | undefined;
   private reporter: StatsReporter | undefined;
   private subscriptions: Subscription[] = [];
   private lastSaveFailure = '';
@@ -99,16 +97,15 @@ export class ControlService {
     if (warning !== undefined) this.log.warn(warning);
     this.store = ControlStore.open(this.settings.dataDir, this.log);
     const stored = this.loadStored();
-    if (stored !== undefined) this.layers.setControl(stored.set);
+    if (stored !== undefined) this.layers.setControl(stored);
     this.readiness.control = this.layers.controlInForce !== undefined ? 'cached' : 'none';
     this.layers.onApplied(() => this.save());
     this.layers.onApplied(() => this.findLocalQuotas());
     this.findLocalQuotas();
 
-    this.entries = ControlEntries.from(stored?.set, this.signing.entryOptions(), stored?.sequences);
     this.watcher = new ControlWatcher(
       this.names.bucket,
-      this.entries,
+      ControlEntries.from(stored, this.signing.entryOptions()),
       {
         set: (set) => this.layers.setControl(set),
         synced: (synced) => {
@@ -197,7 +194,7 @@ export class ControlService {
     );
   }
 
-  private loadStored(): StoredControlSet | undefined {
+  private loadStored(): ControlSet | undefined {
     const store = this.store;
     if (store === undefined) return undefined;
     try {
@@ -206,7 +203,7 @@ export class ControlService {
       const at =
         stored.savedAt === undefined ? 'an unknown time' : new Date(stored.savedAt).toISOString();
       this.log.log(`control set stored at ${at} in force until NATS answers (${store.path})`);
-      return stored;
+      return stored.set;
     } catch (error) {
       this.log.error(
         `cannot read ${store.path} (${String(error)}): starting without the stored set`,
@@ -221,7 +218,7 @@ export class ControlService {
     // A config reload leaves the control set as it was: nothing to encode or write.
     if (set === undefined || store === undefined || set === this.lastSaved) return;
     try {
-      store.save(set, this.clock.now(), this.entries?.sequences());
+      store.save(set, this.clock.now());
       this.lastSaved = set;
       this.lastSaveFailure = '';
     } catch (error) {

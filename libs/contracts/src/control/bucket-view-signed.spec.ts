@@ -99,27 +99,6 @@ describe('BucketView with a verifying opener', () => {
     ]);
   });
 
-  it('refuses from the start a write older than a seeded sequence (a stored copy), and says which it knows', () => {
-    const { view, refused } = signedView();
-    view.seed('quota.a', 'v2', 'v2');
-    view.seedSequence('quota.a', 20);
-    view.seedSequence('quota.gone', 30);
-    view.put('quota.a', put('quota.a', 10, 'v1'));
-    view.put('quota.gone', put('quota.gone', 25, 'back'));
-    expect(served(view)).toEqual({ 'quota.a': 'v2' });
-    expect(refused).toEqual([
-      ['replayed', 'quota.a'],
-      ['replayed', 'quota.gone'],
-    ]);
-    view.put('quota.a', put('quota.a', 21, 'v3'));
-    expect(served(view)).toEqual({ 'quota.a': 'v3' });
-    expect(view.knownSequences()).toEqual([
-      ['quota.a', 21],
-      ['quota.gone', 30],
-    ]);
-    expect(view.highestSeq).toBe(30);
-  });
-
   it('takes the same signed value again (a watch replaying) without verifying it again', () => {
     const counting = countingOpener();
     const { view } = signedView({ opener: counting.opener });

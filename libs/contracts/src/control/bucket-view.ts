@@ -116,21 +116,6 @@ export class BucketView<V> {
     this.live.set(key, { raw, value });
   }
 
-  /**
-   * The sequence last taken for `key` before the bucket is read (a stored copy): an older write
-   * of the key is refused from the start, as it would have been had this reader never stopped.
-   */
-  seedSequence(key: string, seq: number): void {
-    const known = this.known.get(key);
-    if (known === undefined || known.seq < seq) this.known.set(key, { seq, line: '' });
-    if (seq > this.highest) this.highest = seq;
-  }
-
-  /** The sequence last taken for each key, deletes included (verified readers only). */
-  knownSequences(): [string, number][] {
-    return Array.from(this.known, ([key, known]) => [key, known.seq]);
-  }
-
   /** A new watch replays every live key; the change traces it holds are delivered again. */
   beginReplay(): void {
     this.seen = new Set();
