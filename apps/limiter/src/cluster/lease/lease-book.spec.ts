@@ -408,6 +408,61 @@ describe('LeaseBook: the ask', () => {
   });
 });
 
+describe('LeaseBook: the ask near the end of capacity', () => {
+  /** A grant after which Redis had `left` requests (and plenty of tokens) left to give. */
+  const grantLeaving = (seq: number, granted: number[], left: number): LeaseGrant => ({
+    ...grant(seq, granted),
+    outcome: outcome({
+      seq,
+      limits: [
+        { used: 10_000 - left, resetMs: 60_000 },
+        { used: 0, resetMs: 60_000 },
+      ],
+    }),
+  });
+
+  /** Demand of 500/s (50 per 100 ms horizon) measured over one ask; then 2 requests queue. */
+  async function askAfter(last: LeaseGrant): Promise<LeaseAsk> {
+    const { later, store, clock } = setup();
+    const first = later(req(1, 10));
+    clock.now = T0 + 100;
+    for (let i = 0; i < 49; i++) void later(req(1, 10));
+    store.calls[0]!.resolve(grant(1, [0, 0]));
+    await settled();
+    store.calls[1]!.resolve(last);
+    await first;
+    await settled();
+    clock.now = T0 + 200;
+    void later(req(1, 10));
+    void later(req(1, 10));
+    return store.last.ask;
+  }
+
+  it('wants the demand over the horizon while Redis has replicas x demand left, else only the requests in hand', async () => {
+    const far = await askAfter(grantLeaving(2, [50, 500], 10_000));
+    const demand = far.want[0]!;
+    expect(demand).toBeGreaterThan(1);
+    expect((await askAfter(grantLeaving(2, [50, 500], 3 * demand))).want).toEqual(far.want);
+    // Less left: a slice sized for demand to come would strand units here if it went elsewhere.
+    // Tokens, far from their end, still want their demand.
+    const near = await askAfter(grantLeaving(2, [50, 500], 3 * demand - 1));
+    expect(near.want).toEqual([1, far.want[1]]);
+    expect(near.need).toEqual([1, 10]);
+  });
+
+  it('after a refusal, wants only the requests in hand', async () => {
+    const { later, store, clock } = setup();
+    const waiting = [later(req(1, 10))];
+    for (let i = 0; i < 20; i++) waiting.push(later(req(1, 10)));
+    store.calls[0]!.resolve(refused(50));
+    for (const d of await Promise.all(waiting)) expect(d.code).toBe('RATE_LIMITED');
+    clock.now = T0 + 200;
+    void later(req(1, 10));
+    // Its demand (21 requests in 200 ms) would want more than it holds.
+    expect(store.last.ask.want).toEqual([1, 10]);
+  });
+});
+
 describe('LeaseBook: idle give-back', () => {
   it('after idleMs a sweep sends a want-0 ask with the unspent units and drops the slice', async () => {
     const { later, now, store, clock, book } = setup();

@@ -273,7 +273,12 @@ export class LeaseBook {
         : this.options.hotRate * need[i]!;
       slice.rate[i] = slice.rate[i] === 0 ? rate : (slice.rate[i]! + rate) / 2;
       slice.offered[i] = 0;
-      want.push(Math.max(queued, Math.ceil((slice.rate[i]! * this.options.horizonMs) / 1000)));
+      const demand = Math.ceil((slice.rate[i]! * this.options.horizonMs) / 1000);
+      // Near the end of what Redis has left, a slice holds only the requests in hand: units taken
+      // for demand still to come would be stranded here if that demand went to other replicas,
+      // which Redis then refuses (a burst of 3x the limit admitted 998 of 1000).
+      const scarce = slice.measured && slice.remaining(i) < this.replicas * demand;
+      want.push(scarce ? queued : Math.max(queued, demand));
     }
     slice.askedAt = now;
     slice.measured = true;

@@ -97,6 +97,7 @@ export class Slice {
       this.refusedUntil = askedAt + Math.min(o.retryAfterMs, horizonMs);
       this.retryAt = askedAt + o.retryAfterMs;
       this.refusing = Math.max(0, o.refusing);
+      this.remainingAfter.fill(0);
       return;
     }
     this.seq = o.seq;
@@ -113,6 +114,11 @@ export class Slice {
       this.resetAt[i] = askedAt + (use?.resetMs ?? 0);
     }
     this.refusedUntil = -Infinity;
+  }
+
+  /** What Redis had left on limit `i` after this slice's last grant (0 after a refusal). */
+  remaining(i: number): number {
+    return this.remainingAfter[i]!;
   }
 
   /** The slice ends without a grant (store failure, revoked): nothing left to spend. */
