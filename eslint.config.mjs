@@ -7,6 +7,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'libs/client/dist/**',
       'node_modules/**',
       'coverage/**',
       'data/**',

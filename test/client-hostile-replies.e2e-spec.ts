@@ -23,12 +23,8 @@ import {
   type ClientAcquireReply,
   type FailurePolicy,
 } from '@app/client';
-import {
-  RateLimit,
-  RateLimitKeys,
-  RateLimitModule,
-  RateLimitThrottlerStorage,
-} from '@app/client/nest';
+import { RateLimit, RateLimitKeys, RateLimitModule } from '@app/client/nest';
+import { RateLimitThrottlerStorage } from '@app/client/throttler';
 import { ADMITTED_REPLY, KEY_STATS } from '@app/contracts/messages/replies.test-util';
 import { NATS_URL } from './support/client-fixtures';
 import { uniquePrefix } from './support/limiter-process';
@@ -183,10 +179,17 @@ describe('NATS replies from a backend that reads the same inboxes', () => {
       },
     });
     const eavesdropper = await connect({ servers: NATS_URL });
+    // It reads every inbox; what it learns of the victim is the victim's replies (other suites
+    // running beside this one have inboxes under `_INBOX.` too).
+    const victimInbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
     const seen: string[] = [];
-    eavesdropper.subscribe('_INBOX.>', { callback: (_error, msg) => seen.push(msg.subject) });
+    eavesdropper.subscribe('_INBOX.>', {
+      callback: (_error, msg) => {
+        if (msg.subject.startsWith(`${victimInbox}.`)) seen.push(msg.subject);
+      },
+    });
     await Promise.all([nc.flush(), eavesdropper.flush()]);
-    const victimNc = await connect({ servers: NATS_URL });
+    const victimNc = await connect({ servers: NATS_URL, inboxPrefix: victimInbox });
     const victim = new RateLimitClient({
       connection: victimNc,
       subjectPrefix: victimPrefix,

@@ -9,7 +9,8 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { SkipThrottle, ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { RateLimitClient } from '@app/client';
-import { RateLimitModule, RateLimitThrottlerStorage } from '@app/client/nest';
+import { RateLimitModule } from '@app/client/nest';
+import { RateLimitThrottlerStorage } from '@app/client/throttler';
 import {
   NATS_URL,
   hourlyQuota,

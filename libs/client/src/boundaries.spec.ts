@@ -1,6 +1,6 @@
 /**
  * The core ships without a framework and without the service: nothing under libs/client/src
- * (except nest/, the NestJS entry, and specs) may import from apps/ or @nestjs.
+ * (except nest/ and throttler/, the NestJS entries, and specs) may import from apps/ or @nestjs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,10 +9,12 @@ const root = __dirname;
 const IMPORT =
   /(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
-function sources(dir: string): string[] {
+/** The package's sources (specs aside); nest/ and throttler/ only when `entries`. */
+function sources(dir: string, entries = false): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'nest' && dir === root ? [] : sources(path);
+    const framework = dir === root && (entry.name === 'nest' || entry.name === 'throttler');
+    if (entry.isDirectory()) return framework && !entries ? [] : sources(path, entries);
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }
@@ -26,9 +28,12 @@ export function forbiddenImports(text: string): string[] {
   return found;
 }
 
-/** Value imports of the contracts' index, which would pull its config parser (yaml, re2js) in. */
-export function contractsIndexValueImports(text: string): number {
-  return [...text.matchAll(/^(?:import|export) (?!type )[^;]*?from '@app\/contracts';/gms)].length;
+/**
+ * Imports of the contracts' index, values or types: a value would load its config parser (yaml,
+ * re2js), a type would put every contract module (and yaml's types) into the package.
+ */
+export function contractsIndexImports(text: string): number {
+  return [...text.matchAll(/^(?:import|export) [^;]*?from '@app\/contracts';/gms)].length;
 }
 
 describe('libs/client core imports', () => {
@@ -41,16 +46,17 @@ describe('libs/client core imports', () => {
     ]);
     expect(forbiddenImports("const x = require('@nestjs/core');")).toEqual(['@nestjs/core']);
     expect(forbiddenImports("import { natsSubjects } from '@app/contracts';")).toEqual([]);
-    expect(contractsIndexValueImports("import { natsSubjects } from '@app/contracts';")).toBe(1);
-    expect(contractsIndexValueImports("import type { KeyStats } from '@app/contracts';")).toBe(0);
-    expect(
-      contractsIndexValueImports("import { natsSubjects } from '@app/contracts/subjects';"),
-    ).toBe(0);
+    expect(contractsIndexImports("import { natsSubjects } from '@app/contracts';")).toBe(1);
+    expect(contractsIndexImports("import type { KeyStats } from '@app/contracts';")).toBe(1);
+    expect(contractsIndexImports("export type { KeyStats } from '@app/contracts';")).toBe(1);
+    expect(contractsIndexImports("import { natsSubjects } from '@app/contracts/subjects';")).toBe(
+      0,
+    );
   });
 
-  it("takes values from the contracts' modules, never their index (types only)", () => {
-    const offenders = sources(root).filter(
-      (file) => contractsIndexValueImports(readFileSync(file, 'utf8')) > 0,
+  it("takes values and types from the contracts' modules, never their index", () => {
+    const offenders = sources(root, true).filter(
+      (file) => contractsIndexImports(readFileSync(file, 'utf8')) > 0,
     );
     expect(offenders.map((file) => relative(root, file))).toEqual([]);
   });

@@ -23,14 +23,8 @@ export {
   type FailurePolicy,
   type RateLimitClientOptions,
 } from './options';
-export type {
-  AcquireReply,
-  AcquireRequest,
-  BatchReply,
-  KeyStats,
-  ReleaseReply,
-  ReleaseRequest,
-  StatsRequest,
-  UsageReply,
-  UsageRequest,
-} from '@app/contracts';
+export type { AcquireReply, AcquireRequest } from '@app/contracts/messages/acquire';
+export type { BatchReply } from '@app/contracts/messages/batch';
+export type { KeyStats, StatsRequest } from '@app/contracts/messages/stats';
+export type { ReleaseReply, ReleaseRequest } from '@app/contracts/messages/release';
+export type { UsageReply, UsageRequest } from '@app/contracts/messages/usage';

@@ -1,4 +1,7 @@
-import type { KeyStats, ParseResult, ReleaseReply, UsageReply } from '@app/contracts';
+import type { KeyStats } from '@app/contracts/messages/stats';
+import type { ParseResult } from '@app/contracts/validation/parse-result';
+import type { ReleaseReply } from '@app/contracts/messages/release';
+import type { UsageReply } from '@app/contracts/messages/usage';
 import {
   parseKeyStatsReply,
   parseReleaseReply,

@@ -1,5 +1,5 @@
 import type { NatsConnection } from 'nats';
-import type { AcquireReply } from '@app/contracts';
+import type { AcquireReply } from '@app/contracts/messages/acquire';
 
 /** What the client answers when no limiter does (no responders, timeout, closed connection). */
 export type FailurePolicy = 'closed' | 'open' | 'throw';

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest } from '@app/contracts';
+import type { AcquireReply, AcquireRequest } from '@app/contracts/messages/acquire';
 import { LimiterUnavailableError, type UnavailableReason } from './errors';
 import type { ClientAcquireReply, FailurePolicy } from './options';
 import { undecidedReply } from './replies';

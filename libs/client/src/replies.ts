@@ -1,11 +1,7 @@
-import type {
-  AcquireReply,
-  AcquireRequest,
-  ErrorReply,
-  ParseFailure,
-  ParseResult,
-  ReplyCode,
-} from '@app/contracts';
+import type { AcquireReply, AcquireRequest } from '@app/contracts/messages/acquire';
+import type { ErrorReply } from '@app/contracts/messages/error-reply';
+import type { ParseFailure, ParseResult } from '@app/contracts/validation/parse-result';
+import type { ReplyCode } from '@app/contracts/codes';
 import {
   parseAcquireReply,
   parseBatchReply,

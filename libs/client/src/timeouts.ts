@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
 import { DEFAULT_QUEUE_MAX_WAIT_MS } from '@app/contracts/config/gocc-default';
 
 /**

@@ -1,4 +1,5 @@
-import type { AcquireRequest, ParseResult } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
+import type { ParseResult } from '@app/contracts/validation/parse-result';
 import { MAX_BATCH_ENTRIES } from '@app/contracts/messages/limits';
 import { parseAcquire } from '@app/contracts/validation/parse-acquire';
 import { parseRelease } from '@app/contracts/validation/parse-release';

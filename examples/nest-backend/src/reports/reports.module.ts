@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { RateLimitClient } from '@ratelimit/client';
-import { RateLimitThrottlerStorage } from '@ratelimit/client/nest';
+import { RateLimitThrottlerStorage } from '@ratelimit/client/throttler';
 import { ReportsController } from './reports.controller';
 import { ReportsService } from './reports.service';
 

@@ -1,12 +1,7 @@
-import type {
-  AcquireRequest,
-  KeyStats,
-  ReleaseReply,
-  ReleaseRequest,
-  StatsRequest,
-  UsageReply,
-  UsageRequest,
-} from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
+import type { KeyStats, StatsRequest } from '@app/contracts/messages/stats';
+import type { ReleaseReply, ReleaseRequest } from '@app/contracts/messages/release';
+import type { UsageReply, UsageRequest } from '@app/contracts/messages/usage';
 import { API_ROUTES, STATS_QUERY } from '@app/contracts/routes';
 import { notJson } from '../codec';
 import { ClientClosedError, RequestAbortedError } from '../errors';

@@ -1,4 +1,4 @@
-import type { AcquireRequest } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
 import type { ClientAcquireReply } from '../options';
 import type { PendingCall } from '../pending-call';
 

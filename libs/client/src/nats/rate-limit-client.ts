@@ -1,13 +1,8 @@
-import type {
-  AcquireRequest,
-  KeyStats,
-  NatsSubjects,
-  ReleaseReply,
-  ReleaseRequest,
-  StatsRequest,
-  UsageReply,
-  UsageRequest,
-} from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
+import type { KeyStats, StatsRequest } from '@app/contracts/messages/stats';
+import type { NatsSubjects } from '@app/contracts/subjects';
+import type { ReleaseReply, ReleaseRequest } from '@app/contracts/messages/release';
+import type { UsageReply, UsageRequest } from '@app/contracts/messages/usage';
 import { MAX_BATCH_ENTRIES } from '@app/contracts/messages/limits';
 import { DEFAULT_NATS_SUBJECT_PREFIX, natsSubjects } from '@app/contracts/subjects';
 import { encodeJson, encodeText } from '../codec';

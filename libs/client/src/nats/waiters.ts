@@ -1,4 +1,5 @@
-import type { AcquireRequest, ParseResult } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
+import type { ParseResult } from '@app/contracts/validation/parse-result';
 import { decodeReply } from '../codec';
 import type { UnavailableReason } from '../errors';
 import type { ClientAcquireReply, FailurePolicy } from '../options';

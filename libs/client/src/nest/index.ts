@@ -5,12 +5,6 @@ export { RateLimit, SkipRateLimit } from './rate-limit.decorators';
 export { RateLimitKeys, httpRequestOf, type HttpRequestLike } from './call-context';
 export { RateLimitGraphQlError, type GuardReply } from './refusals';
 export {
-  RateLimitThrottlerStorage,
-  toThrottlerRecord,
-  type RateLimitThrottlerStorageOptions,
-  type ThrottlerRecord,
-} from './rate-limit-throttler.storage';
-export {
   RATE_LIMIT_MODULE_OPTIONS,
   type FromContext,
   type RateLimitCost,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InvalidRequestError, LimiterUnavailableError, RateLimitClient } from '..';
-import { rateLimitHeaderList } from '@app/contracts';
+import { rateLimitHeaderList } from '@app/contracts/headers';
 import { undecidedReply } from '../replies';
 import { httpResponseOf, setHeaders } from './call-context';
 import {

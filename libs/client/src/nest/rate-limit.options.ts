@@ -4,7 +4,7 @@ import type {
   ModuleMetadata,
   OptionalFactoryDependency,
 } from '@nestjs/common';
-import type { AcquireRequest } from '@app/contracts';
+import type { AcquireRequest } from '@app/contracts/messages/acquire';
 import type { ConnectionOptions, NatsConnection } from 'nats';
 import type { RateLimitClientOptions } from '..';
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import { secondsRoundedUp, type AcquireReply } from '@app/contracts';
+import { secondsRoundedUp } from '@app/contracts/headers';
+import type { AcquireReply } from '@app/contracts/messages/acquire';
 import type { ClientAcquireReply, RateLimitClient } from '..';
 
 /** The record @nestjs/throttler v6 reads: hits as a count, both durations in whole seconds. */
