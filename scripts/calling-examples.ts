@@ -33,7 +33,7 @@ function brief(reply: { code: string; remaining?: number; limitName?: string }):
   return `${reply.code}${rest}${reply.limitName ? ` (${reply.limitName})` : ''}`;
 }
 
-async function run(name: string, example: () => Promise<string>): Promise<void> {
+async function run(name: string, example: () => Promise<string> | string): Promise<void> {
   try {
     console.log(`  ${name}: ${await example()}`);
   } catch (error) {
