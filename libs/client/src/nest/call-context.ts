@@ -55,6 +55,45 @@ export function setHeaders(response: HttpResponseLike | undefined, list: readonl
   }
 }
 
+/** The Node response under an HTTP call: Express's response itself, Fastify's `reply.raw`. */
+interface NodeResponseLike {
+  readonly destroyed?: boolean;
+  readonly writableFinished?: boolean;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+  off(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
+function isNodeResponse(value: unknown): value is NodeResponseLike {
+  const candidate = value as Partial<NodeResponseLike> | null | undefined;
+  return typeof candidate?.once === 'function' && typeof candidate.off === 'function';
+}
+
+/**
+ * Calls `done` once when the HTTP response of the call ends: sent (the handler answered or threw),
+ * or its connection closed first (the client went away); at once when it already has. Returns
+ * false, without calling it, outside an HTTP context or when no Node response can be found.
+ */
+export function onHttpResponseEnd(context: ExecutionContext, done: () => void): boolean {
+  if (context.getType<string>() !== 'http') return false;
+  const response: unknown = context.switchToHttp().getResponse();
+  const raw: unknown = isNodeResponse(response)
+    ? response
+    : (response as { raw?: unknown } | null | undefined)?.raw;
+  if (!isNodeResponse(raw)) return false;
+  if (raw.writableFinished === true || raw.destroyed === true) {
+    done();
+    return true;
+  }
+  const end = (): void => {
+    raw.off('finish', end);
+    raw.off('close', end);
+    done();
+  };
+  raw.once('finish', end);
+  raw.once('close', end);
+  return true;
+}
+
 /** A resolver's arguments are (root, args, context, info). */
 function graphQlContextOf(context: ExecutionContext): GraphQlContextLike | undefined {
   const gql: unknown = context.getArgByIndex(2);

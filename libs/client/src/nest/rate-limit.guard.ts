@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { InvalidRequestError, LimiterUnavailableError, RateLimitClient } from '..';
 import { rateLimitHeaderList } from '@app/contracts/headers';
 import { undecidedReply } from '../replies';
-import { httpResponseOf, setHeaders } from './call-context';
+import { httpResponseOf, onHttpResponseEnd, setHeaders } from './call-context';
 import {
   RATE_LIMIT_METADATA,
   RATE_LIMIT_MODULE_OPTIONS,
@@ -24,6 +24,7 @@ const charged = new WeakSet<object>();
  * Charges each guarded call to the limiter. Routes are chosen by `@RateLimit()` (handler first,
  * then class), else by the module's default `key` when the guard is global; `@SkipRateLimit()`
  * exempts. A call is charged once even when the guard runs both globally and by `@RateLimit()`.
+ * Over HTTP, a concurrency lease the call took is released when its response ends.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
@@ -57,8 +58,26 @@ export class RateLimitGuard implements CanActivate {
     if (limitDecided(reply)) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
     // Only a reply that says so admits: the client checked its shape, and the guard still reads
     // nothing but `true` as yes.
-    if (reply.allowed === true) return true;
+    if (reply.allowed === true) {
+      this.releaseWhenAnswered(context, reply);
+      return true;
+    }
     throw refusal(context, reply);
+  }
+
+  /**
+   * Gives a concurrency lease back once the HTTP response ends (answered, failed, or the client
+   * gone), exactly once, so a concurrency quota behind the guard counts calls in progress. Other
+   * contexts keep the lease until its `leaseTtlMs`.
+   */
+  private releaseWhenAnswered(context: ExecutionContext, reply: GuardReply): void {
+    const leaseId = reply.leaseId;
+    if (leaseId === undefined) return;
+    onHttpResponseEnd(context, () => {
+      // No limiter answering the release leaves the lease to expire at its leaseTtlMs: nothing
+      // the response could still be told.
+      this.limiter.release({ key: reply.key, quota: reply.quota, leaseId }).catch(() => undefined);
+    });
   }
 
   /** The options in force for this call, or undefined when it is not limited. */
