@@ -64,10 +64,13 @@ describe('Dockerfile', () => {
   it('runs the limiter by default under tini, and is the image of either app', () => {
     expect(execForm(instructions(final, 'ENTRYPOINT').at(-1)!)).toEqual(['/usr/bin/tini', '--']);
     expect(execForm(instructions(final, 'CMD').at(-1)!)).toEqual(appCommand('limiter'));
-    // The bundles npm run build writes, which npm run start:<app> runs.
+    // The bundles npm run build writes, which npm run start:<app> runs (exec: npm's shell is
+    // replaced by the app, so a signal to npm reaches it; test/npm-start-signals.e2e-spec.ts).
     const scripts = (JSON.parse(repoFile('package.json')) as { scripts: Record<string, string> })
       .scripts;
-    for (const app of APPS) expect(scripts[`start:${app}`]).toBe(appCommand(app).join(' '));
+    for (const app of APPS) {
+      expect(scripts[`start:${app}`]).toBe(`exec ${appCommand(app).join(' ')}`);
+    }
     const runs = instructions(final, 'RUN').map((r) => words(r).join(' '));
     expect(runs.some((r) => /apt-get install .*\btini\b/.test(r))).toBe(true);
   });

@@ -1,3 +1,4 @@
+import { lockDataDir } from '@app/contracts';
 import { logListening, logStartFailure, useLogger } from '@app/logging';
 import { Logger, ShutdownSignal } from '@nestjs/common';
 import { createAdminApp } from './app';
@@ -8,7 +9,11 @@ import { ShutdownLog } from './shutdown-log';
 async function bootstrap(): Promise<void> {
   const settings = readAdminSettings();
   const config = settings.listen;
-  const app = await createAdminApp({ logger: useLogger('admin', config) }, settings);
+  const logger = useLogger('admin', config);
+  // One admin per DATA_DIR (SQLite has one writer), taken before admin.sqlite is opened; removed
+  // at exit.
+  lockDataDir('admin', settings.dataDir, new Logger('Admin'));
+  const app = await createAdminApp({ logger }, settings);
   // The shutdown line: timed from the signal, written once every shutdown hook has run.
   const shutdownLog = app.get(ShutdownLog);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

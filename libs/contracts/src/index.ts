@@ -92,6 +92,14 @@ export {
 export type { Env, EnvName, ListenConfig, LogFormat, LogLevel } from './env';
 export { ENV_VARIABLES } from './env-variables';
 export { readCertificateFile, readEnvFile, readPrivateKeyFile } from './env-files';
+export {
+  DataDirInUseError,
+  dataDirLockPath,
+  DEFAULT_DATA_DIR,
+  lockDataDir,
+  readDataDir,
+  type DataDirLock,
+} from './data-dir-lock';
 export type { AppName, EnvVariable } from './env-variables';
 
 export * from './control';

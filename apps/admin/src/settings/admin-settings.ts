@@ -5,6 +5,7 @@ import {
   listenConfig,
   parseFlag,
   parsePositiveInt,
+  readDataDir,
   readGoccSettings,
   type Env,
   type GoccSettings,
@@ -74,7 +75,7 @@ export function readAdminSettings(env: Env = process.env): AdminSettings {
     origins: readOriginPolicy(env, binding.host),
     nats: natsConnectionOptions(env, 'ratelimit-admin', DEFAULT_NATS_INBOX_PREFIXES.admin),
     subjectPrefix,
-    dataDir: env['DATA_DIR']?.trim() || './data',
+    dataDir: readDataDir(env),
     tokens,
     production: env['NODE_ENV']?.trim() === 'production',
     operationTimeoutMs: parsePositiveInt(
