@@ -108,6 +108,43 @@ describe('admin GraphQL API (development mode)', () => {
     expect(none.quotas).toEqual([]);
   });
 
+  it("answers each limit's window as the input spells it, which reads back as the same windowMs", async () => {
+    interface Read {
+      quotas: { name: string; limits: { name: string; windowMs: number; window: string }[] }[];
+    }
+    const limitsOf = async (name: string): Promise<Read['quotas'][number]['limits']> => {
+      const read = await gqlData<Read>(
+        r.url,
+        '{ quotas { name limits { name windowMs window } } }',
+      );
+      return read.quotas.find((q) => q.name === name)?.limits ?? [];
+    };
+    const given = [
+      { name: 'a', limit: 1, window: '1s' },
+      { name: 'b', limit: 1, window: '1h30m' },
+      { name: 'c', limit: 1, window: '1500ms' },
+      { name: 'd', limit: 1, windowMs: 86_400_000 },
+      { name: 'e', limit: 1, windowMs: 61_001 },
+      { name: 'f', limit: 1, window: '120s' },
+    ];
+    await gqlData(r.url, UPSERT, { input: { name: 'windows', limits: given } });
+    const answered = await limitsOf('windows');
+    expect(answered).toEqual([
+      { name: 'a', windowMs: 1_000, window: '1s' },
+      { name: 'b', windowMs: 5_400_000, window: '90m' },
+      { name: 'c', windowMs: 1_500, window: '1500ms' },
+      { name: 'd', windowMs: 86_400_000, window: '1d' },
+      { name: 'e', windowMs: 61_001, window: '61001ms' },
+      { name: 'f', windowMs: 120_000, window: '2m' },
+    ]);
+    // Round trip: each answered window, given back as input, is the same windowMs.
+    const again = answered.map((l) => ({ name: l.name, limit: 1, window: l.window }));
+    await gqlData(r.url, UPSERT, { input: { name: 'windows-again', limits: again } });
+    expect(await limitsOf('windows-again')).toEqual(answered);
+    await gqlData(r.url, 'mutation { deleteQuota(name: "windows") }');
+    await gqlData(r.url, 'mutation { deleteQuota(name: "windows-again") }');
+  });
+
   it('refuses a match pattern another quota has, and the default quota with a match', async () => {
     await gqlData(r.url, UPSERT, {
       input: { name: 'a', match: 'a-*', limits: [{ name: 'l', limit: 1, windowMs: 1000 }] },

@@ -167,6 +167,12 @@ export const ENV_VARIABLES = [
     meaning: 'GoCC clients may override maxRequestsInQueue',
   },
   {
+    name: 'RATELIMIT_HEADERS',
+    apps: limiter,
+    default: 'legacy',
+    meaning: 'rate-limit headers of HTTP answers: `legacy`, `both` or `draft`',
+  },
+  {
     name: 'CONFIG_FILE',
     apps: limiter,
     default: '(unset)',

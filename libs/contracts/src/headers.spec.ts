@@ -1,4 +1,13 @@
-import { rateLimitHeaders, secondsRoundedUp, usableCorrelationId } from './headers';
+import {
+  rateLimitHeaderList,
+  rateLimitHeaders,
+  secondsRoundedUp,
+  sfString,
+  usableCorrelationId,
+  type HeaderLimitShape,
+  type HeaderSource,
+  type RateLimitHeaderMode,
+} from './headers';
 import { API_ROUTES, GOCC_ROUTES, HEADERS, OPERATIONS_ROUTES } from './routes';
 
 describe('rate-limit headers', () => {
@@ -46,6 +55,211 @@ describe('rate-limit headers', () => {
 
   it('rounds milliseconds up to seconds', () => {
     expect([0, 1, 999, 1000, 1001, -5].map(secondsRoundedUp)).toEqual([0, 1, 1, 1, 2, 0]);
+  });
+});
+
+const ADMITTED: HeaderSource = {
+  allowed: true,
+  limit: 100,
+  remaining: 42,
+  resetMs: 16_001,
+  retryAfterMs: 0,
+  limitName: 'rpm',
+};
+const REFUSED: HeaderSource = {
+  allowed: false,
+  limit: 100,
+  remaining: 0,
+  resetMs: 17_000,
+  retryAfterMs: 2_500,
+  limitName: 'rpm',
+};
+const RPM: readonly HeaderLimitShape[] = [{ name: 'rpm', windowMs: 60_000 }];
+/** A quota of two limits: the headers describe the one the reply names, whatever its place. */
+const TWO_LIMITS: readonly HeaderLimitShape[] = [
+  { name: 'per-second', windowMs: 1_000 },
+  { name: 'per-day', windowMs: 86_400_000 },
+];
+
+describe('rate-limit headers by mode', () => {
+  it.each<
+    [
+      string,
+      HeaderSource,
+      RateLimitHeaderMode,
+      readonly HeaderLimitShape[] | undefined,
+      Record<string, string>,
+    ]
+  >([
+    [
+      'draft, admitted',
+      ADMITTED,
+      'draft',
+      RPM,
+      { 'RateLimit-Policy': '"rpm";q=100;w=60', RateLimit: '"rpm";r=42;t=17' },
+    ],
+    [
+      'draft, refused: zero remaining, Retry-After but no X-RateLimit-Retry-After',
+      REFUSED,
+      'draft',
+      RPM,
+      { 'RateLimit-Policy': '"rpm";q=100;w=60', RateLimit: '"rpm";r=0;t=17', 'Retry-After': '3' },
+    ],
+    [
+      'both, refused: every header',
+      REFUSED,
+      'both',
+      RPM,
+      {
+        'RateLimit-Limit': '100',
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': '17',
+        'X-RateLimit-Limit': '100',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '17',
+        'RateLimit-Policy': '"rpm";q=100;w=60',
+        RateLimit: '"rpm";r=0;t=17',
+        'Retry-After': '3',
+        'X-RateLimit-Retry-After': '3',
+      },
+    ],
+    [
+      'legacy, refused: as before, no draft fields',
+      REFUSED,
+      'legacy',
+      RPM,
+      {
+        'RateLimit-Limit': '100',
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': '17',
+        'X-RateLimit-Limit': '100',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '17',
+        'Retry-After': '3',
+        'X-RateLimit-Retry-After': '3',
+      },
+    ],
+    [
+      'a quota of two limits, the second binding',
+      { ...ADMITTED, limit: 5000, remaining: 12, resetMs: 3_600_000, limitName: 'per-day' },
+      'draft',
+      TWO_LIMITS,
+      { 'RateLimit-Policy': '"per-day";q=5000;w=86400', RateLimit: '"per-day";r=12;t=3600' },
+    ],
+    [
+      'a quota of two limits, the first binding',
+      { ...ADMITTED, limit: 10, remaining: 3, resetMs: 400, limitName: 'per-second' },
+      'draft',
+      TWO_LIMITS,
+      { 'RateLimit-Policy': '"per-second";q=10;w=1', RateLimit: '"per-second";r=3;t=1' },
+    ],
+    [
+      "limits that do not name the reply's: no w",
+      ADMITTED,
+      'draft',
+      TWO_LIMITS,
+      { 'RateLimit-Policy': '"rpm";q=100', RateLimit: '"rpm";r=42;t=17' },
+    ],
+    [
+      'no limits known (the NestJS guard): no w',
+      ADMITTED,
+      'draft',
+      undefined,
+      { 'RateLimit-Policy': '"rpm";q=100', RateLimit: '"rpm";r=42;t=17' },
+    ],
+    [
+      'a window of no whole seconds: no w (the draft has no sub-second precision)',
+      ADMITTED,
+      'draft',
+      [{ name: 'rpm', windowMs: 1_500 }],
+      { 'RateLimit-Policy': '"rpm";q=100', RateLimit: '"rpm";r=42;t=17' },
+    ],
+    [
+      'a window under a second: no w (w must not be 0)',
+      ADMITTED,
+      'draft',
+      [{ name: 'rpm', windowMs: 250 }],
+      { 'RateLimit-Policy': '"rpm";q=100', RateLimit: '"rpm";r=42;t=17' },
+    ],
+    [
+      'a name with a quote and a backslash, escaped',
+      { ...ADMITTED, limitName: 'a"b\\c d' },
+      'draft',
+      [{ name: 'a"b\\c d', windowMs: 2_000 }],
+      {
+        'RateLimit-Policy': '"a\\"b\\\\c d";q=100;w=2',
+        RateLimit: '"a\\"b\\\\c d";r=42;t=17',
+      },
+    ],
+    [
+      'a name no String can carry: no draft fields',
+      { ...ADMITTED, limitName: 'débit' },
+      'draft',
+      [{ name: 'débit', windowMs: 60_000 }],
+      {},
+    ],
+    [
+      'no limit named (a quota of no limits): no draft fields, the legacy ones still',
+      { ...ADMITTED, limit: 0, remaining: 0, resetMs: 0, limitName: '' },
+      'both',
+      undefined,
+      {
+        'RateLimit-Limit': '0',
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': '0',
+        'X-RateLimit-Limit': '0',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '0',
+      },
+    ],
+    [
+      'numbers beyond a Structured Field Integer: clamped to 15 digits',
+      { ...ADMITTED, limit: 2 ** 53, remaining: 2 ** 52, resetMs: 0 },
+      'draft',
+      RPM,
+      {
+        'RateLimit-Policy': '"rpm";q=999999999999999;w=60',
+        RateLimit: '"rpm";r=999999999999999;t=0',
+      },
+    ],
+  ])('%s', (_, reply, mode, limits, expected) => {
+    expect(rateLimitHeaders(reply, mode, limits)).toEqual(expected);
+  });
+
+  it('keeps the legacy list, in order, when no mode is given', () => {
+    expect(rateLimitHeaderList(REFUSED)).toEqual(rateLimitHeaderList(REFUSED, 'legacy', RPM));
+    expect(rateLimitHeaderList(REFUSED)).toEqual([
+      'RateLimit-Limit',
+      '100',
+      'RateLimit-Remaining',
+      '0',
+      'RateLimit-Reset',
+      '17',
+      'X-RateLimit-Limit',
+      '100',
+      'X-RateLimit-Remaining',
+      '0',
+      'X-RateLimit-Reset',
+      '17',
+      'Retry-After',
+      '3',
+      'X-RateLimit-Retry-After',
+      '3',
+    ]);
+  });
+});
+
+describe('sfString', () => {
+  it.each([
+    ['rpm', '"rpm"'],
+    ['a b', '"a b"'],
+    ['say "hi"', '"say \\"hi\\""'],
+    ['back\\slash', '"back\\\\slash"'],
+    ['', undefined],
+    ['tab\there', undefined],
+    ['ü', undefined],
+  ])('%p → %p', (text, expected) => {
+    expect(sfString(text)).toBe(expected);
   });
 });
 

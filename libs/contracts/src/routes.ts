@@ -61,6 +61,9 @@ export const HEADERS = {
   xRateLimitLimit: 'X-RateLimit-Limit',
   xRateLimitRemaining: 'X-RateLimit-Remaining',
   xRateLimitReset: 'X-RateLimit-Reset',
+  /** draft-ietf-httpapi-ratelimit-headers-10, with RATELIMIT_HEADERS both or draft. */
+  rateLimitPolicy: 'RateLimit-Policy',
+  rateLimit: 'RateLimit',
   retryAfter: 'Retry-After',
   xRateLimitRetryAfter: 'X-RateLimit-Retry-After',
   correlationId: 'X-Correlation-ID',

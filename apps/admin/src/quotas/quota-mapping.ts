@@ -1,4 +1,4 @@
-import type { ControlQuota } from '@app/contracts';
+import { formatDuration, type ControlQuota } from '@app/contracts';
 import {
   LeaseMode,
   Scope,
@@ -19,6 +19,8 @@ export function toQuota(q: ControlQuota): Quota {
       unit: l.unit,
       limit: l.limit,
       windowMs: l.windowMs,
+      // The input's own spelling: window given back to setQuota means the same windowMs.
+      window: formatDuration(l.windowMs),
       algorithm: l.algorithm as Algorithm,
       burst: l.burst,
       align: l.align as Align | undefined,

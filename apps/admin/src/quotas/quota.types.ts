@@ -35,6 +35,11 @@ export class Limit {
   @Field(() => String, { description: 'requests, tokens or any lowercase word' }) unit!: string;
   @Field(() => SafeInt, { description: '0 means unlimited' }) limit!: number;
   @Field(() => SafeInt) windowMs!: number;
+  @Field(() => String, {
+    description:
+      'windowMs as LimitInput.window takes it: the largest unit it is a whole number of (1h, 1500ms)',
+  })
+  window!: string;
   @Field(() => Algorithm) algorithm!: Algorithm;
   @Field(() => SafeInt, { nullable: true }) burst?: number;
   @Field(() => Align, { nullable: true }) align?: Align;

@@ -20,6 +20,7 @@ import { LimiterService } from '../engine-host/limiter.service';
 import { whenDone, type MaybeAsync } from '../engine-host/maybe-async';
 import { abortWhenClientLeaves } from './client-gone';
 import { failureReply } from '../engine-host/failure-reply';
+import { RateLimitHeaders } from './rate-limit-headers';
 import { logRefusal } from './refusal-log';
 import { refuseInvalid, refuseJson, sendDecision, sendFailure, writeDecisionRaw } from './replies';
 import type { JsonRoute, RawBody, StatsRoute } from './route-types';
@@ -32,7 +33,10 @@ const NO_BODY = '';
  */
 @Injectable()
 export class ApiHttpService {
-  constructor(private readonly limiter: LimiterService) {}
+  constructor(
+    private readonly limiter: LimiterService,
+    private readonly headers: RateLimitHeaders,
+  ) {}
 
   /** `POST /v1/acquire`; a request with `wait: true` is answered when admitted or refused. */
   acquire(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
@@ -41,9 +45,11 @@ export class ApiHttpService {
     const signal = input.value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
     const answer = this.limiter.acquire(input.value, signal);
     if (answer instanceof Promise) {
-      return answer.then((decision) => writeDecisionRaw(reply, decision));
+      return answer.then((decision) =>
+        writeDecisionRaw(reply, decision, this.headers.of(decision)),
+      );
     }
-    writeDecisionRaw(reply, answer);
+    writeDecisionRaw(reply, answer, this.headers.of(answer));
   }
 
   /** `POST /v1/decide`: as acquire would answer, charging nothing and never waiting. */

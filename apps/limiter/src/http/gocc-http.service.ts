@@ -20,6 +20,7 @@ import { LimiterService } from '../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
 import { abortWhenClientLeaves } from './client-gone';
 import { OneAtATime } from './one-at-a-time';
+import { RateLimitHeaders } from './rate-limit-headers';
 import type { FieldRefusal } from './refusal-log';
 import { refuseText, sendText, TEXT, writeRaw } from './replies';
 import type { DebugListRoute, DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
@@ -54,6 +55,7 @@ export class GoccHttpService {
   constructor(
     private readonly limiter: LimiterService,
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
+    private readonly headers: RateLimitHeaders,
   ) {}
 
   /** `POST|GET /rate/:key?canWait=&maxRequests=&maxRequestsInQueue=`. */
@@ -71,8 +73,10 @@ export class GoccHttpService {
     const wait = options.value.canWait;
     const input: NormalisedAcquire = { key: key.value, cost: ONE_REQUEST, wait };
     const answer = this.limiter.acquire(input, wait ? abortWhenClientLeaves(reply.raw) : undefined);
-    if (answer instanceof Promise) return answer.then((decision) => answerRate(reply, decision));
-    answerRate(reply, answer);
+    if (answer instanceof Promise) {
+      return answer.then((decision) => answerRate(reply, decision, this.headers.of(decision)));
+    }
+    answerRate(reply, answer, this.headers.of(answer));
   }
 
   /**
@@ -184,11 +188,11 @@ function forbidden(field: string, variable: string): Override {
 }
 
 /** 200 with the requestId as text, 429 with an empty body, the reason as text otherwise. */
-function answerRate(reply: FastifyReply, decision: Decision): void {
-  if (decision.allowed) return writeRaw(reply, 200, decision, TEXT, decision.requestId);
+function answerRate(reply: FastifyReply, decision: Decision, headers: string[]): void {
+  if (decision.allowed) return writeRaw(reply, 200, headers, TEXT, decision.requestId);
   const status = httpStatusForCode(decision.code);
-  if (status === 429) return writeRaw(reply, 429, decision, undefined, '');
-  writeRaw(reply, status, decision, TEXT, decision.reason ?? decision.code);
+  if (status === 429) return writeRaw(reply, 429, headers, undefined, '');
+  writeRaw(reply, status, headers, TEXT, decision.reason ?? decision.code);
 }
 
 function debugReply(key: string, { spec, own }: KeyLimitsView, stats: KeyStats): GoccDebugReply {

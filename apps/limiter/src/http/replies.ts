@@ -2,7 +2,6 @@ import {
   HEADERS,
   httpStatusForCode,
   invalidRequestReply,
-  rateLimitHeaderList,
   type ErrorReply,
   type ParseFailure,
 } from '@app/contracts';
@@ -20,21 +19,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * The hot routes (`/rate/:key`, `/v1/acquire`) write their answer on the raw response in one
  * `writeHead` with a flat header list: Fastify's reply pipeline (header objects, onSend, the
  * serializer) costs more than the decision itself. X-Correlation-ID, set on the raw response when
- * the request arrived, is merged in by Node.
+ * the request arrived, is merged in by Node. `headers` (the rate-limit headers, RateLimitHeaders)
+ * is the list written, extended here.
  */
 export function writeRaw(
   reply: FastifyReply,
   status: number,
-  decision: Decision | undefined,
+  headers: string[],
   contentType: string | undefined,
   body: string,
 ): void {
-  // A request refused before any limit looked at it (invalid, unknown quota) has none to describe.
-  const described =
-    decision !== undefined &&
-    decision.code !== 'INVALID_REQUEST' &&
-    decision.code !== 'UNKNOWN_QUOTA';
-  const headers = described ? rateLimitHeaderList(decision) : [];
   if (contentType !== undefined) headers.push('content-type', contentType);
   headers.push('content-length', String(Buffer.byteLength(body)));
   reply.hijack();
@@ -77,8 +71,8 @@ function isHttp2(response: ServerResponse | Http2ServerResponse): response is Ht
 }
 
 /** `/v1/acquire`: the status from the code, the reply JSON as the body, the rate-limit headers. */
-export function writeDecisionRaw(reply: FastifyReply, decision: Decision): void {
-  writeRaw(reply, httpStatusForCode(decision.code), decision, JSON_TYPE, JSON.stringify(decision));
+export function writeDecisionRaw(reply: FastifyReply, decision: Decision, headers: string[]): void {
+  writeRaw(reply, httpStatusForCode(decision.code), headers, JSON_TYPE, JSON.stringify(decision));
 }
 
 /** The JSON API: the status from the code, the reply as the body. */

@@ -71,6 +71,24 @@ describe('PROVIDER_SCOPE', () => {
   });
 });
 
+describe('RATELIMIT_HEADERS', () => {
+  it.each<[Record<string, string>, string]>([
+    [{}, 'legacy'], // today's headers, unchanged
+    [{ RATELIMIT_HEADERS: '' }, 'legacy'],
+    [{ RATELIMIT_HEADERS: 'both' }, 'both'],
+    [{ RATELIMIT_HEADERS: ' Draft ' }, 'draft'],
+    [{ RATELIMIT_HEADERS: 'legacy' }, 'legacy'],
+  ])('%j gives %s', (env, mode) => {
+    expect(readLimiterSettings(env).rateLimitHeaders).toBe(mode);
+  });
+
+  it.each(['ietf', 'true', 'new'])('refuses %j naming RATELIMIT_HEADERS', (value) => {
+    expect(() => readLimiterSettings({ RATELIMIT_HEADERS: value })).toThrow(
+      `RATELIMIT_HEADERS must be one of legacy, both, draft, got "${value}"`,
+    );
+  });
+});
+
 describe('the HTTP and shutdown bounds', () => {
   it('default to a 5 s drain, a 10 s request timeout and 10 000 connections', () => {
     expect(readLimiterSettings({})).toMatchObject({

@@ -10,12 +10,16 @@ import {
   redactUrl,
   readGoccSettings,
   DEFAULT_PROVIDER_QUEUE,
+  DEFAULT_RATE_LIMIT_HEADER_MODE,
+  isRateLimitHeaderMode,
   MS_PER_DAY,
+  RATE_LIMIT_HEADER_MODES,
   type Env,
   type EnvName,
   type GoccSettings,
   type ListenConfig,
   type QueueSpec,
+  type RateLimitHeaderMode,
   type Scope,
 } from '@app/contracts';
 import { natsConnectionOptions } from '@app/nats-connection';
@@ -39,6 +43,8 @@ export interface LimiterSettings {
   readonly gocc: GoccSettings;
   readonly requestsCanSetRate: boolean;
   readonly requestsCanModQueue: boolean;
+  /** RATELIMIT_HEADERS: the legacy rate-limit headers, the draft's, or both (HTTP answers). */
+  readonly rateLimitHeaders: RateLimitHeaderMode;
   readonly configFile: string | undefined;
   readonly dataDir: string;
   readonly replicas: number;
@@ -131,6 +137,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     gocc: readGoccSettings(env),
     requestsCanSetRate: flag(env, 'REQUESTS_CAN_SET_RATE'),
     requestsCanModQueue: flag(env, 'REQUESTS_CAN_MOD_QUEUE'),
+    rateLimitHeaders: readRateLimitHeaders(env),
     configFile: env['CONFIG_FILE']?.trim() || undefined,
     dataDir: readDataDir(env),
     replicas: positiveInt(env, 'LIMITER_REPLICAS', 1, 10_000),
@@ -190,6 +197,14 @@ function readProviderScope(env: Env, withRedis: boolean): Scope {
   if (raw === undefined || raw === '') return withRedis ? 'cluster' : 'local';
   if (raw === 'local' || raw === 'cluster') return raw;
   throw new Error(`PROVIDER_SCOPE must be local or cluster, got "${env['PROVIDER_SCOPE']}"`);
+}
+
+function readRateLimitHeaders(env: Env): RateLimitHeaderMode {
+  const raw = env['RATELIMIT_HEADERS']?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return DEFAULT_RATE_LIMIT_HEADER_MODE;
+  if (isRateLimitHeaderMode(raw)) return raw;
+  const modes = RATE_LIMIT_HEADER_MODES.join(', ');
+  throw new Error(`RATELIMIT_HEADERS must be one of ${modes}, got "${env['RATELIMIT_HEADERS']}"`);
 }
 
 /** Bounds of PROVIDER_QUEUE_SIZE (waiters of one model on one replica) and PROVIDER_MAX_WAIT_MS. */

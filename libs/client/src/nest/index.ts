@@ -8,6 +8,7 @@ export {
   RATE_LIMIT_MODULE_OPTIONS,
   type FromContext,
   type RateLimitCost,
+  type RateLimitHeaderMode,
   type RateLimitModuleAsyncOptions,
   type RateLimitModuleOptions,
   type RateLimitRouteOptions,

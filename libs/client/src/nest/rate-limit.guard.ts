@@ -1,7 +1,13 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InvalidRequestError, LimiterUnavailableError, RateLimitClient } from '..';
-import { rateLimitHeaderList } from '@app/contracts/headers';
+import {
+  DEFAULT_RATE_LIMIT_HEADER_MODE,
+  isRateLimitHeaderMode,
+  RATE_LIMIT_HEADER_MODES,
+  rateLimitHeaderList,
+  type RateLimitHeaderMode,
+} from '@app/contracts/headers';
 import { undecidedReply } from '../replies';
 import { httpResponseOf, onHttpResponseEnd, setHeaders } from './call-context';
 import {
@@ -28,11 +34,15 @@ const charged = new WeakSet<object>();
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
+  private readonly headers: RateLimitHeaderMode;
+
   constructor(
     private readonly limiter: RateLimitClient,
     private readonly reflector: Reflector,
     @Inject(RATE_LIMIT_MODULE_OPTIONS) private readonly defaults: RateLimitModuleOptions,
-  ) {}
+  ) {
+    this.headers = headerMode(defaults.headers);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const route = this.routeOptions(context);
@@ -55,7 +65,10 @@ export class RateLimitGuard implements CanActivate {
       ...(quota !== undefined && { quota }),
       ...(cost !== undefined && { cost }),
     });
-    if (limitDecided(reply)) setHeaders(httpResponseOf(context), rateLimitHeaderList(reply));
+    // The reply does not say its limit's window: the draft's RateLimit-Policy goes without `w`.
+    if (limitDecided(reply)) {
+      setHeaders(httpResponseOf(context), rateLimitHeaderList(reply, this.headers));
+    }
     // Only a reply that says so admits: the client checked its shape, and the guard still reads
     // nothing but `true` as yes.
     if (reply.allowed === true) {
@@ -118,6 +131,16 @@ export class RateLimitGuard implements CanActivate {
 function limitDecided(reply: GuardReply): boolean {
   return (
     reply.policy !== true && reply.code !== 'INVALID_REQUEST' && reply.code !== 'UNKNOWN_QUOTA'
+  );
+}
+
+/** The module's `headers`, checked: a typo in plain JavaScript fails at start, not per call. */
+function headerMode(value: unknown): RateLimitHeaderMode {
+  if (value === undefined) return DEFAULT_RATE_LIMIT_HEADER_MODE;
+  if (isRateLimitHeaderMode(value)) return value;
+  const modes = RATE_LIMIT_HEADER_MODES.join(', ');
+  throw new TypeError(
+    `RateLimitModule headers must be one of ${modes}, got ${JSON.stringify(value)}`,
   );
 }
 

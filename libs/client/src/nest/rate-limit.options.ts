@@ -5,6 +5,9 @@ import type {
   OptionalFactoryDependency,
 } from '@nestjs/common';
 import type { AcquireRequest } from '@app/contracts/messages/acquire';
+import type { RateLimitHeaderMode } from '@app/contracts/headers';
+
+export type { RateLimitHeaderMode } from '@app/contracts/headers';
 import type { ConnectionOptions, NatsConnection } from 'nats';
 import type { RateLimitClientOptions } from '..';
 
@@ -47,6 +50,12 @@ export interface RateLimitModuleOptions extends ClientOptions, RateLimitRouteOpt
   readonly connection?: NatsConnection;
   /** Default true: RateLimitClient and RateLimitGuard can be injected in every module. */
   readonly global?: boolean;
+  /**
+   * The rate-limit headers the guard sets (docs/contract.md, Headers), as the limiter's
+   * RATELIMIT_HEADERS: `legacy` (default) `RateLimit-Limit/Remaining/Reset` and `X-RateLimit-*`;
+   * `draft` the structured `RateLimit-Policy` and `RateLimit` instead; `both` all of them.
+   */
+  readonly headers?: RateLimitHeaderMode;
 }
 
 export interface RateLimitModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
