@@ -5,7 +5,7 @@
  * origin fails the test. Screenshots land in dist/screenshots/console.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
@@ -102,11 +102,17 @@ beforeAll(async () => {
     ADMIN_READ_TOKEN: READ_TOKEN,
     CONSOLE_DIR: consoleDir,
   };
+  // Limiter a serves a quota of its own config file, which the admin cannot read.
+  const configFile = join(dir, 'limiter-a.yaml');
+  writeFileSync(
+    configFile,
+    'quotas:\n  - { name: console-from-file, match: "file-*", limits: [{ name: rps, limit: 9, window: 1s }] }\n',
+  );
   nc = await connect({ servers: common.NATS_URL });
   // Settled one by one, so that afterAll stops those that started even when another did not.
   const started = await Promise.allSettled([
     startAdmin(adminEnv),
-    startLimiter({ ...common, DATA_DIR: join(dir, 'limiter-a') }),
+    startLimiter({ ...common, DATA_DIR: join(dir, 'limiter-a'), CONFIG_FILE: configFile }),
     startLimiter({ ...common, DATA_DIR: join(dir, 'limiter-b') }),
     launchBrowser(),
   ]);
@@ -183,6 +189,30 @@ describe('the console with the admin token', () => {
     tab.expectClean();
   });
 
+  it('lists every quota in force with its source, read-only where the admin does not own it', async () => {
+    await tab.goTo('Quotas');
+    await tab.page.getByRole('heading', { name: 'In force on the limiters' }).waitFor();
+    const row = (name: string) => tab.page.locator(`table.in-force tr[data-quota="${name}"]`);
+    // Reported by limiter a from its config file: known by name only.
+    const fromFile = row('console-from-file');
+    await fromFile.waitFor();
+    expect(await fromFile.getByRole('cell').allInnerTexts()).toEqual([
+      "limiters' config fileread-only",
+      'unknown to the admin',
+      'yes',
+      expect.stringMatching(/config file.*admin quota named console-from-file/) as unknown,
+    ]);
+    const builtIn = row('default');
+    expect(await builtIn.getByRole('cell').first().innerText()).toBe('built-in defaultread-only');
+    expect(await builtIn.innerText()).toMatch(/100 \/ 1s fixed_window/);
+    expect(await builtIn.innerText()).toMatch(/admin quota named `default`/);
+    const own = row('console-api');
+    expect(await own.getByRole('cell').first().innerText()).toBe('admin');
+    expect(await own.innerText()).toMatch(/Admin quota: edit it above/);
+    await tab.screenshot('quotas-in-force');
+    tab.expectClean();
+  });
+
   it('shows the admin’s issue under the field it names, and stores nothing', async () => {
     await tab.goTo('Quotas');
     await tab.button('New quota').click();
@@ -239,6 +269,45 @@ describe('the console with the admin token', () => {
     expect(provider.enabled).toBe(true);
     expect(provider.models).toContainEqual({ model: 'gpt-4o', maxRpm: 123 });
     await tab.screenshot('providers');
+    tab.expectClean();
+  });
+
+  it('adds a model to a provider, served as a quota by both limiters', async () => {
+    await tab.goTo('Providers');
+    const panel = tab.page.getByRole('region', { name: 'openai', exact: true });
+    await panel.getByLabel('New model of openai', { exact: true }).fill('console-model');
+    await panel.getByLabel('New model RPM', { exact: true }).fill('2');
+    await panel.getByRole('button', { name: 'Add model', exact: true }).click();
+    await panel.getByRole('status').getByText('Added console-model').waitFor();
+    await panel.getByLabel('console-model RPM', { exact: true }).waitFor();
+    const { provider } = await gqlData<{ provider: { models: Json[] } }>(
+      admin.url,
+      '{ provider(name: "openai") { models { model maxRpm maxTpm maxRpd } } }',
+      {},
+      { authorization: `Bearer ${READ_TOKEN}` },
+    );
+    expect(provider.models).toContainEqual({
+      model: 'console-model',
+      maxRpm: 2,
+      maxTpm: 0,
+      maxRpd: 0,
+    });
+    // openai is enabled (the test above): its new model is a quota on the limiters.
+    for (const limiter of limiters) {
+      const deadline = Date.now() + 5_000;
+      let status: unknown;
+      do {
+        status = (await httpAcquire(limiter.url, { key: 'console-model', quota: 'console-model' }))[
+          'status'
+        ];
+      } while (status === 404 && Date.now() < deadline && (await sleep(50), true));
+      expect(status).toBe(200);
+    }
+    // A model it already has is refused at the field: its row changes it.
+    await panel.getByLabel('New model of openai', { exact: true }).fill('console-model');
+    await panel.getByRole('button', { name: 'Add model', exact: true }).click();
+    await panel.getByText(/already a model of openai/).waitFor();
+    await tab.screenshot('providers-add-model');
     tab.expectClean();
   });
 
@@ -421,6 +490,43 @@ describe('a reload of a logged-in tab', () => {
       await tab.page.getByLabel('Token').waitFor();
       expect(await resumeAlert(tab).count()).toBe(0);
       expect(await tab.savedToken()).toBeNull();
+      tab.expectClean();
+    } finally {
+      await tab.close();
+    }
+  });
+});
+
+describe('the login screen of an admin without tokens', () => {
+  let open: AdminProcess | undefined;
+  afterAll(() => open?.stop());
+
+  it('says that no token is configured, and an empty token logs in', async () => {
+    open = await startAdmin({
+      NATS_URL: '',
+      DATA_DIR: join(dir, 'admin-open'),
+      CONSOLE_DIR: adminEnv['CONSOLE_DIR']!,
+    });
+    const tab = await ConsoleTab.open(browser, open.url);
+    try {
+      const note = tab.page.getByRole('note').filter({ hasText: 'no token configured' });
+      await note.waitFor();
+      expect(await note.innerText()).toMatch(/anyone who reaches it can read and change quotas/);
+      await tab.screenshot('login-no-token');
+      await tab.logIn('');
+      expect(await tab.page.locator('.who').innerText()).toMatch(/^admin/); // may write, tokenless
+      tab.expectClean();
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('says nothing of the kind when the admin has tokens', async () => {
+    const tab = await ConsoleTab.open(browser, admin.url);
+    try {
+      // The same question was answered (UNAUTHENTICATED) before the login screen settles.
+      await sleep(1_000);
+      expect(await tab.page.getByRole('note').count()).toBe(0);
       tab.expectClean();
     } finally {
       await tab.close();

@@ -6,7 +6,7 @@
 import { controlNames, quotaEntryKey } from '@app/contracts';
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -343,6 +343,65 @@ describe('admin control plane with two limiters', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lim-c-'));
     const late = await startLimiter({ ...common, DATA_DIR: dir });
     try {
+      await seenLimit(late, 'api', 20);
+    } finally {
+      await late.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("lists the quotas a limiter reports from its config file, read-only, and the admin's over them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lim-cfg-'));
+    const configFile = join(dir, 'quotas.yaml');
+    writeFileSync(
+      configFile,
+      [
+        'quotas:',
+        '  - { name: from-file, match: "file-*", limits: [{ name: rps, limit: 9, window: 1s }] }',
+        '  - { name: api, match: "api-*", limits: [{ name: rps, limit: 1, window: 1s }] }',
+      ].join('\n'),
+    );
+    const late = await startLimiter({ ...common, DATA_DIR: dir, CONFIG_FILE: configFile });
+    try {
+      interface Row {
+        name: string;
+        source: string;
+        limits: unknown;
+        readOnly: boolean;
+        overrideHint: string | null;
+        reported: boolean;
+      }
+      let rows: Row[] = [];
+      const deadline = Date.now() + 5000;
+      do {
+        ({ quotasInForce: rows } = await gqlData<{ quotasInForce: Row[] }>(
+          admin.url,
+          '{ quotasInForce { name source limits { limit } readOnly overrideHint reported } }',
+          {},
+          { authorization: `Bearer ${READ}` },
+        ));
+      } while (
+        !rows.some((q) => q.name === 'from-file') &&
+        Date.now() < deadline &&
+        (await sleep(100), true)
+      );
+      expect(rows.find((q) => q.name === 'from-file')).toEqual({
+        name: 'from-file',
+        source: 'config_file',
+        limits: null,
+        readOnly: true,
+        overrideHint: expect.stringMatching(/config file.*admin quota named from-file/) as unknown,
+        reported: true,
+      });
+      // The admin's quota of the same name replaces the file's on the limiter.
+      expect(rows.find((q) => q.name === 'api')).toMatchObject({
+        source: 'admin',
+        readOnly: false,
+      });
+      expect(rows.find((q) => q.name === 'default')).toMatchObject({
+        source: 'default',
+        reported: true,
+      });
       await seenLimit(late, 'api', 20);
     } finally {
       await late.stop();

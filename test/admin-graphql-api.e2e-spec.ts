@@ -350,6 +350,98 @@ describe('admin GraphQL API (development mode)', () => {
   });
 });
 
+const IN_FORCE =
+  '{ quotasInForce { name source provider match limits { limit windowMs } limitsKnown readOnly overrideHint reported } }';
+
+interface InForce {
+  name: string;
+  source: string;
+  provider: string | null;
+  match: string | null;
+  limits: { limit: number; windowMs: number }[] | null;
+  limitsKnown: boolean;
+  readOnly: boolean;
+  overrideHint: string | null;
+  reported: boolean;
+}
+
+describe('admin GraphQL API: quotasInForce', () => {
+  let r: Running;
+  beforeAll(async () => (r = await start()));
+  afterAll(() => stop(r));
+
+  const inForce = async (): Promise<InForce[]> =>
+    (await gqlData<{ quotasInForce: InForce[] }>(r.url, IN_FORCE)).quotasInForce;
+
+  it('lists the built-in default with no admin quota, read-only, with how to override it', async () => {
+    expect(await inForce()).toEqual([
+      {
+        name: 'default',
+        source: 'default',
+        provider: null,
+        match: null,
+        limits: [{ limit: 100, windowMs: 1000 }],
+        limitsKnown: false,
+        readOnly: true,
+        overrideHint: expect.stringMatching(/admin quota named `default`/) as unknown,
+        reported: false, // no limiter reports without NATS
+      },
+    ]);
+  });
+
+  it('lists admin quotas, enabled model quotas and the default, each with its source', async () => {
+    await gqlData(r.url, UPSERT, {
+      input: { name: 'api', match: 'api-*', limits: [{ name: 'rps', limit: 7, window: '1s' }] },
+    });
+    await gqlData(
+      r.url,
+      'mutation { setModelQuota(provider: "inforce", model: "m-1", maxRpm: 5, maxTpm: 0, maxRpd: 0) { name } }',
+    );
+    await gqlData(
+      r.url,
+      'mutation { setModelQuota(provider: "inforce", model: "m-2", maxRpm: 6, maxTpm: 0, maxRpd: 0) { name } }',
+    );
+    // Disabled: its models are not in force.
+    expect((await inForce()).map((q) => q.name)).toEqual(['api', 'default']);
+    await gqlData(
+      r.url,
+      'mutation { setProviderEnabled(name: "inforce", enabled: true) { name } }',
+    );
+    // An admin quota of a model's name serves that model instead.
+    await gqlData(r.url, UPSERT, {
+      input: { name: 'm-2', limits: [{ name: 'rpm', limit: 60, window: '1m' }] },
+    });
+    const quotas = await inForce();
+    expect(quotas.map((q) => [q.name, q.source, q.readOnly])).toEqual([
+      ['api', 'admin', false],
+      ['default', 'default', true],
+      ['m-1', 'provider_model', true],
+      ['m-2', 'admin', false],
+    ]);
+    const api = quotas.find((q) => q.name === 'api');
+    expect(api).toMatchObject({ match: 'api-*', limits: [{ limit: 7, windowMs: 1000 }] });
+    expect(api).toMatchObject({ limitsKnown: true, overrideHint: null });
+    const model = quotas.find((q) => q.name === 'm-1');
+    expect(model).toMatchObject({ provider: 'inforce', limitsKnown: true });
+    expect(model?.limits).toContainEqual({ limit: 5, windowMs: 60_000 });
+    expect(model?.overrideHint).toMatch(/Providers page.*admin quota named m-1/);
+  });
+
+  it('shows an admin quota named default in place of the built-in one', async () => {
+    await gqlData(r.url, UPSERT, {
+      input: { name: 'default', limits: [{ name: 'rps', limit: 3, window: '1s' }] },
+    });
+    const shown = (await inForce()).filter((q) => q.name === 'default');
+    expect(shown).toEqual([
+      expect.objectContaining({
+        source: 'admin',
+        readOnly: false,
+        limits: [{ limit: 3, windowMs: 1000 }],
+      }),
+    ]);
+  });
+});
+
 describe('admin GraphQL API (development mode, ADMIN_READ_TOKEN set)', () => {
   const READ = 'read-secret';
   const ADMIN = 'admin-secret';

@@ -19,6 +19,7 @@ import { ImportService } from './import/import.service';
 import { ProviderService } from './providers/provider.service';
 import { QuotaEvents } from './quotas/quota-events';
 import { QuotaService } from './quotas/quota.service';
+import { QuotasInForceService } from './quotas/quotas-in-force.service';
 import { ADMIN_SETTINGS, readAdminSettings, type AdminSettings } from './settings/admin-settings';
 import { SettingsModule } from './settings/settings.module';
 import { StatsService } from './stats/stats.service';
@@ -59,6 +60,7 @@ export class AppModule {
         { provide: APP_FILTER, useClass: OperationErrorFilter },
         QuotaEvents,
         QuotaService,
+        QuotasInForceService,
         ProviderService,
         StatsService,
         AuditService,

@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { asConsoleError, type ConsoleError } from './api/errors';
-import { logIn, type Session } from './session';
+import { logIn, tokenlessAccess, type Session } from './session';
 import { ErrorBanner } from './ui/error-banner';
 
 /**
@@ -14,6 +14,14 @@ export function Login(props: {
   const [token, setToken] = useState('');
   const [error, setError] = useState<ConsoleError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  const [access, setAccess] = useState<'open' | 'reads-open' | undefined>(undefined);
+  useEffect(() => {
+    let current = true;
+    void tokenlessAccess().then((a) => current && setAccess(a));
+    return () => {
+      current = false;
+    };
+  }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
@@ -30,6 +38,19 @@ export function Login(props: {
       <form onSubmit={(e) => void submit(e)} aria-labelledby="login-title">
         <h1 id="login-title">ratelimit console</h1>
         <p>Log in with the admin token (to change quotas) or the read token (to watch).</p>
+        {access === 'open' && (
+          <p class="banner warning" role="note">
+            This admin has no token configured (ADMIN_TOKEN, ADMIN_TOKENS, ADMIN_READ_TOKEN and
+            ADMIN_READ_TOKENS are unset): anyone who reaches it can read and change quotas. Leave
+            the token empty to log in.
+          </p>
+        )}
+        {access === 'reads-open' && (
+          <p class="banner warning" role="note">
+            This admin has no read token configured: anyone who reaches it can read, without a
+            token. Changes need the admin token.
+          </p>
+        )}
         {props.resume !== undefined && (
           <ErrorBanner error={props.resume.error}>
             <button type="button" onClick={props.resume.retry}>

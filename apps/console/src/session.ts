@@ -42,3 +42,22 @@ export function logOut(session: Session | undefined): void {
   sessionStorage.removeItem(STORAGE_KEY);
   session?.api.close();
 }
+
+/**
+ * What the admin lets a request without a token do, asked with `viewer` and no Authorization:
+ * `open` when it has no token configured at all (reads and writes open to anyone), `reads-open`
+ * when it has an admin token but no read token; undefined when it refuses a request without a
+ * token (a read token is set) or cannot be reached. Nothing of any token is sent or shown.
+ */
+export async function tokenlessAccess(): Promise<'open' | 'reads-open' | undefined> {
+  const api = new AdminApi('');
+  try {
+    const { viewer } = await api.request(ViewerDocument);
+    if (viewer.credential !== 'none') return undefined;
+    return viewer.canWrite ? 'open' : 'reads-open';
+  } catch {
+    return undefined;
+  } finally {
+    api.close();
+  }
+}

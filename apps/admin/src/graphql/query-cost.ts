@@ -41,12 +41,21 @@ export const LIST_COSTS: Readonly<Record<string, ListCost>> = {
     size: (s, args) => Math.min(s.quotas, count(args['first'], s.quotas)),
     read: STORED_ROW_COST,
   },
+  // The whole control set is read whatever is selected, plus what the limiters report.
+  'Query.quotasInForce': {
+    size: (s) => s.quotas + s.providers * s.modelsPerProvider + s.statsQuotas + 1,
+    read: STORED_ROW_COST,
+  },
   'Query.providers': { size: (s) => s.providers, read: STORED_ROW_COST },
   'Query.auditLog': {
     size: (_, args) => count(args['limit'], DEFAULT_AUDIT_PAGE),
     read: AUDIT_ROW_COST,
   },
   'Quota.limits': { size: (s) => s.limitsPerQuota, read: 0 },
+  'QuotaInForce.limits': {
+    size: (s) => Math.max(s.limitsPerQuota, PROVIDER_LIMITS),
+    read: 0,
+  },
   'Provider.models': { size: (s) => s.modelsPerProvider, read: STORED_ROW_COST },
   'StatsUpdate.quotas': { size: (s) => s.statsQuotas, read: 0 },
   'KeyStats.limits': { size: (s) => Math.max(s.limitsPerQuota, PROVIDER_LIMITS), read: 0 },

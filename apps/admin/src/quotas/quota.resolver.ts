@@ -7,6 +7,8 @@ import { QuotaEvents } from './quota-events';
 import { QuotaInput } from './quota.inputs';
 import { QuotaService } from './quota.service';
 import { Quota, QuotaChange } from './quota.types';
+import { QuotasInForceService } from './quotas-in-force.service';
+import { QuotaInForce } from './quotas-in-force.types';
 
 @Resolver(() => Quota)
 @UseGuards(AdminAuthGuard)
@@ -14,6 +16,7 @@ export class QuotaResolver {
   constructor(
     private readonly service: QuotaService,
     private readonly events: QuotaEvents,
+    private readonly inForce: QuotasInForceService,
   ) {}
 
   @Query(() => [Quota], {
@@ -32,6 +35,16 @@ export class QuotaResolver {
   @Query(() => Quota, { nullable: true })
   quota(@Args('name', { type: () => String }) name: string): Promise<Quota | undefined> {
     return this.service.get(name);
+  }
+
+  @Query(() => [QuotaInForce], {
+    description:
+      'Every quota the limiters serve, by name, with where it comes from: the admin quotas, the ' +
+      'model quotas of enabled providers, the built-in default, and the quotas live limiters ' +
+      'report from their config files (names only: the admin cannot read those files).',
+  })
+  quotasInForce(): Promise<QuotaInForce[]> {
+    return this.inForce.list();
   }
 
   @Mutation(() => Quota, { description: 'Creates or replaces a quota; in force within 1 s.' })

@@ -78,6 +78,17 @@ export type QuotaInput = {
   shadow?: boolean | null | undefined;
 };
 
+/** Where a quota in force comes from. */
+export type QuotaSource =
+  /** an admin quota (upsertQuota): the admin owns it */
+  | 'admin'
+  /** reported by a limiter, from its config file (CONFIG_FILE); limits unknown */
+  | 'config_file'
+  /** the limiters' built-in quota for keys no other quota claims */
+  | 'default'
+  /** a model of an enabled provider profile, named after the model */
+  | 'provider_model';
+
 export type Scope =
   | 'cluster'
   | 'local';
@@ -182,6 +193,11 @@ export type StatsUpdatedSubscriptionVariables = Exact<{ [key: string]: never; }>
 
 
 export type StatsUpdatedSubscription = { statsUpdated: { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number }> } };
+
+export type QuotasInForceQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type QuotasInForceQuery = { quotasInForce: Array<{ name: string, source: QuotaSource, provider: string | null, match: string | null, limitsKnown: boolean, readOnly: boolean, overrideHint: string | null, reported: boolean, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string }> | null }> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -466,3 +482,24 @@ export const StatsUpdatedDocument = new TypedDocumentString(`
     queued
   }
 }`) as unknown as TypedDocumentString<StatsUpdatedSubscription, StatsUpdatedSubscriptionVariables>;
+export const QuotasInForceDocument = new TypedDocumentString(`
+    query QuotasInForce {
+  quotasInForce {
+    name
+    source
+    provider
+    match
+    limitsKnown
+    readOnly
+    overrideHint
+    reported
+    limits {
+      name
+      limit
+      windowMs
+      algorithm
+      unit
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<QuotasInForceQuery, QuotasInForceQueryVariables>;

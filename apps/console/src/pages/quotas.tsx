@@ -1,9 +1,15 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { asConsoleError, type ConsoleError } from '../api/errors';
-import { DeleteQuotaDocument, QuotasDocument, type QuotaFieldsFragment } from '../api/generated';
+import {
+  DeleteQuotaDocument,
+  QuotasDocument,
+  QuotasInForceDocument,
+  type QuotaFieldsFragment,
+} from '../api/generated';
 import { ErrorBanner } from '../ui/error-banner';
 import { useRequest } from '../ui/use-request';
 import type { PageProps } from './page-props';
+import { InForceTable } from './quotas/in-force-table';
 import { loadAllQuotas } from './quotas/load-quotas';
 import { QuotaEditor } from './quotas/quota-editor';
 import { filterQuotas } from './quotas/quota-list';
@@ -21,6 +27,14 @@ export function QuotasPage({ session }: PageProps) {
       ),
     [api],
   );
+  const inForce = useRequest(
+    () => api.request(QuotasInForceDocument).then((d) => d.quotasInForce),
+    [api],
+  );
+  const reloadAll = () => {
+    quotas.reload();
+    inForce.reload();
+  };
   const [search, setSearch] = useState('');
   const [editing, setEditing] = useState<Editing | undefined>(undefined);
   const [done, setDone] = useState('');
@@ -58,7 +72,7 @@ export function QuotasPage({ session }: PageProps) {
       setDeleteError(asConsoleError(e));
     }
     setReturnTo('');
-    quotas.reload();
+    reloadAll();
   };
 
   const shown = filterQuotas(quotas.data ?? [], search);
@@ -83,7 +97,7 @@ export function QuotasPage({ session }: PageProps) {
           onSaved={(saved) => {
             setDone(`Saved ${saved.name} (version ${saved.version})`);
             close(saved.name);
-            quotas.reload();
+            reloadAll();
           }}
         />
       ) : (
@@ -103,7 +117,9 @@ export function QuotasPage({ session }: PageProps) {
             quotas.loading && <p class="muted">Loading quotas…</p>
           ) : shown.length === 0 ? (
             <p class="muted">
-              {quotas.data.length === 0 ? 'No quotas yet.' : 'No quota matches this search.'}
+              {quotas.data.length === 0
+                ? 'No admin quotas yet: the limiters still serve the quotas in force below.'
+                : 'No admin quota matches this search.'}
             </p>
           ) : (
             <QuotaTable
@@ -112,6 +128,19 @@ export function QuotasPage({ session }: PageProps) {
               onEdit={(q) => open(q)}
               onDelete={remove}
             />
+          )}
+          <h2 id="in-force-title">In force on the limiters</h2>
+          <p class="muted">
+            Every quota the limiters serve, whoever owns it. Only admin quotas are edited here; an
+            admin quota replaces a quota of the same name from the limiters' config file, a provider
+            or the built-in default, on every limiter. The admin cannot read the limiters' config
+            files: their quotas appear by name, limits unknown, once a live limiter reports them.
+          </p>
+          <ErrorBanner error={inForce.error} />
+          {inForce.data === undefined ? (
+            inForce.loading && <p class="muted">Loading the quotas in force…</p>
+          ) : (
+            <InForceTable quotas={filterQuotas(inForce.data, search)} />
           )}
         </>
       )}

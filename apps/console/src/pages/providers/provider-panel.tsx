@@ -3,6 +3,7 @@ import type { AdminApi } from '../../api/client';
 import { asConsoleError, type ConsoleError, type FieldIssue } from '../../api/errors';
 import { SetProviderEnabledDocument } from '../../api/generated';
 import { ErrorBanner } from '../../ui/error-banner';
+import { AddModel } from './add-model';
 import { LIMIT_FIELDS } from './model-limits';
 import { EditableModelRow, PlainModelRow, type Provider, type RowOutcome } from './model-row';
 
@@ -112,6 +113,17 @@ export function ProviderPanel(props: { api: AdminApi; canWrite: boolean; provide
             </tbody>
           </table>
         </div>
+      )}
+      {props.canWrite && (
+        <AddModel
+          api={props.api}
+          provider={provider}
+          onAdded={(saved, model) => {
+            setProvider(saved);
+            setError(undefined);
+            setStatus(`Added ${model}`);
+          }}
+        />
       )}
       {props.canWrite && (
         <p class="muted status-line" role="status">

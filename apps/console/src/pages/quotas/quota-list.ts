@@ -1,8 +1,11 @@
 /** How the quota list reads: a limit in one line, and which quotas a search keeps. */
-import type { QuotaFieldsFragment } from '../../api/generated';
+import type { QuotaFieldsFragment, QuotaSource } from '../../api/generated';
 import { duration } from '../../ui/format';
 
-type StoredLimit = QuotaFieldsFragment['limits'][number];
+type StoredLimit = Pick<
+  QuotaFieldsFragment['limits'][number],
+  'limit' | 'unit' | 'windowMs' | 'algorithm'
+>;
 
 /** "100 / 1m sliding_window"; a unit other than requests is named: "5000 tokens / 1m …". */
 export function limitSummary(limit: StoredLimit): string {
@@ -21,4 +24,18 @@ export function filterQuotas<Q extends Pick<QuotaFieldsFragment, 'name' | 'match
   return quotas.filter(
     (q) => q.name.toLowerCase().includes(needle) || (q.match ?? '').toLowerCase().includes(needle),
   );
+}
+
+/** Where a quota in force comes from, as the Source column says it. */
+export function sourceLabel(source: QuotaSource, provider: string | null): string {
+  switch (source) {
+    case 'admin':
+      return 'admin';
+    case 'config_file':
+      return "limiters' config file";
+    case 'provider_model':
+      return provider === null || provider === '' ? 'provider model' : `provider ${provider}`;
+    case 'default':
+      return 'built-in default';
+  }
 }
