@@ -354,6 +354,76 @@ describe('the console with the admin token', () => {
     tab.expectClean(WHILE_ADMIN_RESTARTS);
   });
 
+  it('puts the busiest quota first, folds the idle ones, and links refused keys to Keys', async () => {
+    const upsert = (name: string) =>
+      gqlData(
+        admin.url,
+        'mutation U($input: QuotaInput!) { upsertQuota(input: $input) { version } }',
+        { input: { name, match: `${name}-*`, limits: [LIVE_LIMIT] } },
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      );
+    // Named so that by name the idle one would come first and the warm one before the hot one.
+    for (const name of ['console-a-idle', 'console-b-warm', 'console-c-hot']) await upsert(name);
+    const hotKey = 'console-c-hot-mallory';
+    let running = true;
+    /** One key of `quota` on the first limiter, a request every `pauseMs`. */
+    const load = async (quota: string, key: string, pauseMs: number) => {
+      while (running) {
+        await httpAcquire(limiters[0]!.url, { quota, key });
+        await sleep(pauseMs);
+      }
+    };
+    // Hot: far over its 5 a second, refused most of the time; warm: 2 a second, all admitted.
+    const loads = [
+      load('console-c-hot', hotKey, 5),
+      load('console-b-warm', 'console-b-warm-k', 500),
+    ];
+    try {
+      await tab.goTo('Live');
+      const busy = tab.page.getByRole('region', { name: 'Busy quotas, busiest first' });
+      const busyNames = () => busy.getByRole('heading', { level: 2 }).allInnerTexts();
+      const deadline = Date.now() + UI_TIMEOUT_MS;
+      const ordered = async () => {
+        const names = await busyNames();
+        return names[0] === 'console-c-hot' && names.includes('console-b-warm');
+      };
+      while (!(await ordered()) && Date.now() < deadline) await sleep(250);
+      expect((await busyNames()).slice(0, 1)).toEqual(['console-c-hot']);
+      expect(await busyNames()).toContain('console-b-warm');
+      expect(await busyNames()).not.toContain('console-a-idle');
+
+      // The idle quota is folded away behind its toggle, and unfolds.
+      const toggle = tab.page.getByRole('button', { name: /^Show \d+ idle quotas?$/ });
+      await toggle.waitFor();
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+      await expect(tab.livePanel('console-a-idle').count()).resolves.toBe(0);
+      await toggle.click();
+      const idle = tab.page.getByRole('region', { name: 'Idle quotas' });
+      await idle.getByRole('heading', { level: 2, name: 'console-a-idle', exact: true }).waitFor();
+      await tab.screenshot('live-busiest-first');
+      await tab.page.getByRole('button', { name: /^Hide \d+ idle quotas?$/ }).click();
+      await expect(tab.livePanel('console-a-idle').count()).resolves.toBe(0);
+
+      // The hot quota's refused key, linked to its counts on the Keys page.
+      const link = tab.livePanel('console-c-hot').getByRole('link', { name: hotKey, exact: true });
+      await link.waitFor();
+      expect(await link.getAttribute('href')).toBe(
+        `#/keys?quota=console-c-hot&key=${encodeURIComponent(hotKey)}`,
+      );
+      await link.click();
+      await tab.heading('Keys').waitFor();
+      expect(await tab.page.getByLabel('Key', { exact: true }).inputValue()).toBe(hotKey);
+      expect(await tab.page.getByLabel('Quota (optional)', { exact: true }).inputValue()).toBe(
+        'console-c-hot',
+      );
+      await tab.page.getByRole('rowheader', { name: 'rps', exact: true }).waitFor();
+    } finally {
+      running = false;
+      await Promise.all(loads);
+    }
+    tab.expectClean(WHILE_ADMIN_RESTARTS);
+  });
+
   it('imports a pasted YAML and an uploaded GoCC document, and shows what changed', async () => {
     await tab.goTo('Import');
     await tab.page
@@ -402,7 +472,11 @@ describe('the console with the read token', () => {
     const changing = /^(New quota|Edit|Delete|Save|Reset key|Import|Yes, |Add limit|Remove limit)/;
     // What each page shows once its data is in, so that an absent control is not merely late.
     const loaded: Record<string, () => Promise<void>> = {
-      Live: () => tab.livePanel('console-api').waitFor(),
+      // No traffic since this tab opened: its quotas are folded away as idle.
+      Live: async () => {
+        await tab.page.getByRole('button', { name: /^Show \d+ idle quotas?$/ }).click();
+        await tab.livePanel('console-api').waitFor();
+      },
       Quotas: () => tab.page.getByRole('cell', { name: 'console-api', exact: true }).waitFor(),
       Providers: () => tab.page.getByRole('heading', { level: 2, name: 'openai' }).waitFor(),
       Keys: async () => {

@@ -629,14 +629,34 @@ describe('StatsAggregator: the limiters stats reports', () => {
       at: Date.now(),
       quotas: [
         { quota: 'zeta', approved: 1, denied: 0, queued: 0, activeKeys: 1 },
-        { quota: 'api', approved: 5, denied: 1, queued: 2, activeKeys: 3 },
+        {
+          quota: 'api',
+          approved: 5,
+          denied: 1,
+          queued: 2,
+          activeKeys: 3,
+          topRefused: [
+            { key: 'mallory', count: 3, error: 1 },
+            { key: 'bob', count: 2, error: 0 },
+          ],
+        },
       ],
     };
     const b: StatsReport = {
       replica: 'b',
       at: Date.now(),
       quotas: [
-        { quota: 'api', approved: 10, denied: 4, queued: 0, activeKeys: 2 },
+        {
+          quota: 'api',
+          approved: 10,
+          denied: 4,
+          queued: 0,
+          activeKeys: 2,
+          topRefused: [
+            { key: 'bob', count: 4, error: 0 },
+            { key: 'eve', count: 1, error: 0 },
+          ],
+        },
         { quota: 'beta', approved: 7, denied: 0, queued: 1, activeKeys: 1 },
       ],
     };
@@ -644,10 +664,16 @@ describe('StatsAggregator: the limiters stats reports', () => {
     nc.publish(subject, JSON.stringify(b));
     await eventually('two replicas', () => admin.aggregator.current().replicas === 2, 3_000);
 
+    // Refused keys merged: counts and error bounds summed per key, most refused first.
+    const topRefused = [
+      { key: 'bob', count: 6, error: 0 },
+      { key: 'mallory', count: 3, error: 1 },
+      { key: 'eve', count: 1, error: 0 },
+    ];
     const expected = [
-      { quota: 'api', approved: 15, denied: 5, queued: 2, activeKeys: 5 },
-      { quota: 'beta', approved: 7, denied: 0, queued: 1, activeKeys: 1 },
-      { quota: 'zeta', approved: 1, denied: 0, queued: 0, activeKeys: 1 },
+      { quota: 'api', approved: 15, denied: 5, queued: 2, activeKeys: 5, topRefused },
+      { quota: 'beta', approved: 7, denied: 0, queued: 1, activeKeys: 1, topRefused: [] },
+      { quota: 'zeta', approved: 1, denied: 0, queued: 0, activeKeys: 1, topRefused: [] },
     ];
     expect(admin.aggregator.current().quotas).toEqual(expected);
 
@@ -669,6 +695,29 @@ describe('StatsAggregator: the limiters stats reports', () => {
         quotas: [{ quota: 'api', approved: 'many', denied: 0, queued: 0, activeKeys: 0 }],
       }),
       JSON.stringify({ replica: 'c', at: Date.now(), quotas: [null] }),
+      // hostile top refused keys: over-long, too many, ill-typed
+      JSON.stringify({
+        ...a,
+        quotas: [{ ...a.quotas[1]!, topRefused: [{ key: 'k'.repeat(257), count: 1, error: 0 }] }],
+      }),
+      JSON.stringify({
+        ...a,
+        quotas: [
+          {
+            ...a.quotas[1]!,
+            topRefused: Array.from({ length: 11 }, (_, i) => ({
+              key: `k${i}`,
+              count: 1,
+              error: 0,
+            })),
+          },
+        ],
+      }),
+      JSON.stringify({
+        ...a,
+        quotas: [{ ...a.quotas[1]!, topRefused: [{ key: 'k', count: '9', error: 0 }] }],
+      }),
+      JSON.stringify({ ...a, quotas: [{ ...a.quotas[1]!, topRefused: 'mallory' }] }),
       new Uint8Array([0xff, 0xfe, 0x00, 0x7b]),
       new Uint8Array(0),
     ];
@@ -682,7 +731,8 @@ describe('StatsAggregator: the limiters stats reports', () => {
     expect(admin.aggregator.current()).toMatchObject({
       replicas: 2,
       quotas: [
-        { quota: 'api', approved: 16, denied: 5, queued: 2, activeKeys: 5 },
+        // a's refused keys are its last good report's: the hostile ones changed nothing
+        { quota: 'api', approved: 16, denied: 5, queued: 2, activeKeys: 5, topRefused },
         { quota: 'zeta', approved: 1, denied: 0, queued: 0, activeKeys: 1 },
       ],
     });

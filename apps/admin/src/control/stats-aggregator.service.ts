@@ -1,11 +1,13 @@
 import {
   controlNames,
   MAX_STATS_REPORT_BYTES,
+  mergeTopRefused,
   MessageVerifier,
   parseStatsReport,
   REPLICA_SILENT_AFTER_MS,
   SIGNATURE_HEADER,
   STATS_REPORT_HEADERS,
+  type RefusedKey,
   type Scope,
   type StatsReport,
 } from '@app/contracts';
@@ -42,6 +44,11 @@ export interface QuotaStatsSum {
    * replica said (limiters that predate the field).
    */
   scope?: Scope;
+  /**
+   * The keys refused most in the replicas' last report periods (about 500 ms), counts summed per
+   * key over the replicas, most first: at most TOP_REFUSED_K.
+   */
+  topRefused: RefusedKey[];
 }
 
 /** The cluster-wide stats (GraphQL `stats` / `statsUpdated`). */
@@ -232,8 +239,15 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
     const at = Date.now();
     this.forgetSilent(at);
     const sums = new Map<string, QuotaStatsSum>();
+    /** Per quota, the replicas' lists of refused keys, merged once all are read. */
+    const refused = new Map<string, (readonly RefusedKey[])[]>();
     for (const { report } of this.replicas.values()) {
       for (const count of report.quotas) {
+        if (count.topRefused !== undefined) {
+          const lists = refused.get(count.quota);
+          if (lists === undefined) refused.set(count.quota, [count.topRefused]);
+          else lists.push(count.topRefused);
+        }
         const sum = sums.get(count.quota);
         if (sum === undefined) {
           sums.set(count.quota, {
@@ -243,6 +257,7 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
             queued: count.queued,
             activeKeys: count.activeKeys,
             ...(count.scope !== undefined && { scope: count.scope }),
+            topRefused: [],
           });
         } else {
           sum.approved += count.approved;
@@ -253,6 +268,7 @@ export class StatsAggregator implements OnModuleInit, OnModuleDestroy {
         }
       }
     }
+    for (const [quota, lists] of refused) sums.get(quota)!.topRefused = mergeTopRefused(lists);
     const quotas = [...sums.values()].sort((a, b) =>
       a.quota < b.quota ? -1 : a.quota > b.quota ? 1 : 0,
     );

@@ -1,3 +1,4 @@
+import { TOP_REFUSED_K } from '@app/contracts';
 import type { ComplexityEstimator } from 'graphql-query-complexity';
 
 /** How many elements each list of objects can hold at most, now (see ListSizesService). */
@@ -58,6 +59,7 @@ export const LIST_COSTS: Readonly<Record<string, ListCost>> = {
   },
   'Provider.models': { size: (s) => s.modelsPerProvider, read: STORED_ROW_COST },
   'StatsUpdate.quotas': { size: (s) => s.statsQuotas, read: 0 },
+  'QuotaStats.topRefused': { size: () => TOP_REFUSED_K, read: 0 },
   'KeyStats.limits': { size: (s) => Math.max(s.limitsPerQuota, PROVIDER_LIMITS), read: 0 },
 };
 

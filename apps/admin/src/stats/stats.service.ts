@@ -12,7 +12,11 @@ function toUpdate(s: ClusterStats, quota: string | undefined): StatsUpdate {
   return {
     at: new Date(s.at),
     replicas: s.replicas,
-    quotas: quotas.map((q) => ({ ...q, scope: q.scope as Scope | undefined })),
+    quotas: quotas.map((q) => ({
+      ...q,
+      scope: q.scope as Scope | undefined,
+      topRefused: q.topRefused.map((r) => ({ ...r })),
+    })),
   };
 }
 

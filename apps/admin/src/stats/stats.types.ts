@@ -2,6 +2,23 @@ import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
 import { SafeInt } from '../graphql/safe-int.scalar';
 import { Scope } from '../quotas/quota.types';
 
+@ObjectType({
+  description:
+    'A key a quota refused often lately, as the limiters count it (a space-saving top-k per ' +
+    'replica, summed over the replicas).',
+})
+export class RefusedKey {
+  @Field(() => String) key!: string;
+  @Field(() => SafeInt, {
+    description: "refusals counted in the replicas' last report period (about 500 ms)",
+  })
+  count!: number;
+  @Field(() => SafeInt, {
+    description: 'how much count may overstate: the key was refused at least count - error times',
+  })
+  error!: number;
+}
+
 @ObjectType({ description: "One quota's counts summed over the live limiter replicas." })
 export class QuotaStats {
   @Field(() => String) quota!: string;
@@ -17,6 +34,12 @@ export class QuotaStats {
       'Null when no reporting limiter said.',
   })
   scope?: Scope;
+  @Field(() => [RefusedKey], {
+    description:
+      'the keys refused most lately (each replica its last ~500 ms), most first, at most 10; ' +
+      'empty when none was refused',
+  })
+  topRefused!: RefusedKey[];
 }
 
 @ObjectType({ description: 'Cluster-wide counters, pushed at least once a second.' })

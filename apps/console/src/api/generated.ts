@@ -100,7 +100,7 @@ export type StoreFailurePolicy =
 
 export type QuotaFieldsFragment = { name: string, match: string | null, scope: Scope, shadow: boolean, clientOverrides: boolean, lease: LeaseMode, onStoreFailure: StoreFailurePolicy | null, version: number, updatedAt: string, limits: Array<{ name: string, limit: number, windowMs: number, algorithm: Algorithm, unit: string, burst: number | null, precision: number | null, align: Align | null, timezone: string | null }>, queue: { maxSize: number, maxWaitMs: number } | null, concurrency: { max: number, leaseTtlMs: number } | null };
 
-export type StatsFieldsFragment = { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number }> };
+export type StatsFieldsFragment = { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number, topRefused: Array<{ key: string, count: number, error: number }> }> };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -187,12 +187,12 @@ export type ImportConfigMutation = { importConfig: { source: string, quotas: Arr
 export type StatsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type StatsQuery = { stats: { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number }> } };
+export type StatsQuery = { stats: { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number, topRefused: Array<{ key: string, count: number, error: number }> }> } };
 
 export type StatsUpdatedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type StatsUpdatedSubscription = { statsUpdated: { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number }> } };
+export type StatsUpdatedSubscription = { statsUpdated: { at: string, replicas: number, quotas: Array<{ quota: string, scope: Scope | null, approved: number, denied: number, activeKeys: number, queued: number, topRefused: Array<{ key: string, count: number, error: number }> }> } };
 
 export type QuotasInForceQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -260,6 +260,11 @@ export const StatsFieldsFragmentDoc = new TypedDocumentString(`
     denied
     activeKeys
     queued
+    topRefused {
+      key
+      count
+      error
+    }
   }
 }
     `, {"fragmentName":"StatsFields"}) as unknown as TypedDocumentString<StatsFieldsFragment, unknown>;
@@ -462,6 +467,11 @@ export const StatsDocument = new TypedDocumentString(`
     denied
     activeKeys
     queued
+    topRefused {
+      key
+      count
+      error
+    }
   }
 }`) as unknown as TypedDocumentString<StatsQuery, StatsQueryVariables>;
 export const StatsUpdatedDocument = new TypedDocumentString(`
@@ -480,6 +490,11 @@ export const StatsUpdatedDocument = new TypedDocumentString(`
     denied
     activeKeys
     queued
+    topRefused {
+      key
+      count
+      error
+    }
   }
 }`) as unknown as TypedDocumentString<StatsUpdatedSubscription, StatsUpdatedSubscriptionVariables>;
 export const QuotasInForceDocument = new TypedDocumentString(`

@@ -16,7 +16,16 @@ export interface StatsUpdateInput {
     readonly denied: number;
     readonly activeKeys: number;
     readonly queued: number;
+    /** Absent from a test's update that does not ask for it. */
+    readonly topRefused?: readonly RefusedKeyInput[];
   }[];
+}
+
+/** One of a quota's most refused keys in the admin's latest update. */
+export interface RefusedKeyInput {
+  readonly key: string;
+  readonly count: number;
+  readonly error: number;
 }
 
 /** One quota at one update; null where unknown or not reported. */
@@ -53,6 +62,10 @@ export class QuotaHistory {
   /** The counters of the previous update when it reported this quota, for the next rates. */
   previous: CounterReading | undefined;
   lastReportedMs: number;
+  /** When the last sample with decisions (admitted or refused) was taken. */
+  lastBusyMs: number | undefined;
+  /** The keys refused most in the latest update; empty when it refused none or was not reported. */
+  topRefused: readonly RefusedKeyInput[] = [];
   private cached: { rates: Columns; gauges: Columns } | undefined;
 
   constructor(
@@ -76,7 +89,14 @@ export class QuotaHistory {
     return this.columns().gauges;
   }
 
+  /** Decisions in the window (the samples held): no admitted or refused request, idle. */
+  get idle(): boolean {
+    const oldest = this.samples.at(0);
+    return this.lastBusyMs === undefined || oldest === undefined || this.lastBusyMs < oldest.atMs;
+  }
+
   add(sample: LiveSample, windowStartMs: number): void {
+    if ((sample.admitted ?? 0) > 0 || (sample.refused ?? 0) > 0) this.lastBusyMs = sample.atMs;
     this.samples.push(sample);
     this.samples.dropOldestWhile((s) => s.atMs < windowStartMs);
     this.cached = undefined;
@@ -161,11 +181,13 @@ export class LiveHistory {
       const rates = ratesBetween(quota.previous, reading);
       quota.previous = measuredFrom(quota.previous, reading);
       quota.lastReportedMs = atMs;
+      quota.topRefused = stats.topRefused ?? [];
       quota.add({ atMs, ...rates, keys: stats.activeKeys, waiting: stats.queued }, windowStartMs);
     }
     for (const [name, quota] of this.byName) {
       if (reported.has(name)) continue;
       quota.previous = undefined;
+      quota.topRefused = [];
       if (quota.lastReportedMs < windowStartMs) {
         this.byName.delete(name); // nothing of it left in the window
         continue;

@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { unclaimedIssues } from '../api/errors';
 import { KeyStatsDocument } from '../api/generated';
+import { keysQueryOf } from '../routes';
 import { ErrorBanner } from '../ui/error-banner';
 import { TextField } from '../ui/controls';
 import { useRequest } from '../ui/use-request';
@@ -8,12 +9,27 @@ import { KeyStatsView } from './keys/key-stats-view';
 import { ResetKey, type KeyQuery } from './keys/reset-key';
 import type { PageProps } from './page-props';
 
-/** One key's counts on every limiter replica, and (with the admin token) a reset of them. */
+/**
+ * One key's counts on every limiter replica, and (with the admin token) a reset of them. An address
+ * that names a key (`#/keys?quota=api&key=alice`, as the Live page links) looks it up at once.
+ */
 export function KeysPage(props: PageProps) {
   const { api, canWrite } = props.session;
-  const [key, setKey] = useState('');
-  const [quota, setQuota] = useState('');
-  const [query, setQuery] = useState<KeyQuery | undefined>(undefined);
+  const linked = keysQueryOf(location.hash);
+  const [key, setKey] = useState(linked?.key ?? '');
+  const [quota, setQuota] = useState(linked?.quota ?? '');
+  const [query, setQuery] = useState<KeyQuery | undefined>(linked);
+  useEffect(() => {
+    const onChange = () => {
+      const named = keysQueryOf(location.hash);
+      if (named === undefined) return;
+      setKey(named.key);
+      setQuota(named.quota ?? '');
+      setQuery(named);
+    };
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
   const stats = useRequest(
     async () => (query === undefined ? undefined : api.request(KeyStatsDocument, query)),
     [api, query],

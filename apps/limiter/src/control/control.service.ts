@@ -119,8 +119,12 @@ export class ControlService {
       this.names.statsReport,
       STATS_REPORT_EVERY_MS,
       () =>
-        statsReport(this.replica, this.clock.now(), this.limiter.counters(), (quota) =>
-          this.limiter.scopeOf(quota),
+        statsReport(
+          this.replica,
+          this.clock.now(),
+          this.limiter.counters(),
+          (quota) => this.limiter.scopeOf(quota),
+          this.limiter.refusedKeys.take(),
         ),
       statsReportHeaders(this.replica, this.settings.queueGroup),
       () => this.readiness.nats === 'subscribed',

@@ -1,6 +1,7 @@
 import {
   STATS_REPORT_HEADERS,
   type QuotaCount,
+  type RefusedKey,
   type Scope,
   type StatsReport,
 } from '@app/contracts';
@@ -8,21 +9,29 @@ import type { QuotaCounters } from '@app/engine';
 import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { encodeJson } from '../nats/nats-codec';
 
-/** A replica's counters as the admin sums them, with the scope it decides each quota in. */
+/**
+ * A replica's counters as the admin sums them, with the scope it decides each quota in and the
+ * keys it refused most since the previous report (quotas not in `counters` are left out).
+ */
 export function statsReport(
   replica: string,
   at: number,
   counters: readonly QuotaCounters[],
   scopeOf: (quota: string) => Scope,
+  refused: ReadonlyMap<string, readonly RefusedKey[]> = new Map(),
 ): StatsReport {
-  const quotas: QuotaCount[] = counters.map((c) => ({
-    quota: c.quota,
-    approved: c.approved,
-    denied: c.denied,
-    queued: c.queued,
-    activeKeys: c.activeKeys,
-    scope: scopeOf(c.quota),
-  }));
+  const quotas: QuotaCount[] = counters.map((c) => {
+    const top = refused.get(c.quota);
+    return {
+      quota: c.quota,
+      approved: c.approved,
+      denied: c.denied,
+      queued: c.queued,
+      activeKeys: c.activeKeys,
+      scope: scopeOf(c.quota),
+      ...(top !== undefined && top.length > 0 && { topRefused: top }),
+    };
+  });
   return { replica, at, quotas };
 }
 

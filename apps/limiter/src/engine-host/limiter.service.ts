@@ -34,6 +34,7 @@ import { SHUTTING_DOWN, SHUTTING_DOWN_OUTCOME, shuttingDownDecision } from './sh
 import { RedisPool } from '../cluster/redis-pool';
 import type { DecisionOp } from '../cluster/redis-quota-store';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import { RefusedKeys } from '../control/refused-keys';
 
 function scoped(outcome: Outcome<KeyStats>, scope: Scope): Outcome<KeyStats> {
   if (outcome.ok) outcome.value.scope = scope;
@@ -43,6 +44,20 @@ function scoped(outcome: Outcome<KeyStats>, scope: Scope): Outcome<KeyStats> {
 function inRedis(stats: KeyStats | undefined): KeyStats | undefined {
   if (stats !== undefined) stats.scope = 'cluster';
   return stats;
+}
+
+/** A refusal by the quota's limits (its key is being limited), not a failure to decide. */
+function limitedBy(code: DecisionCode): boolean {
+  switch (code) {
+    case 'RATE_LIMITED':
+    case 'QUEUE_FULL':
+    case 'WAIT_TIMEOUT':
+    case 'CONCURRENCY_LIMITED':
+    case 'COST_EXCEEDS_LIMIT':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Told of every answered acquire (metrics); `seconds` runs from arrival to the answer. */
@@ -104,6 +119,8 @@ export class LimiterService implements OnModuleDestroy {
   /** Cluster scope, when REDIS_URL(S) is set: those quotas are decided in Redis. */
   readonly cluster: ClusterScope | undefined;
   private readonly log = new Logger('Limiter');
+  /** The keys each quota refuses most, local and cluster alike; each stats report takes them. */
+  readonly refusedKeys = new RefusedKeys();
 
   constructor(
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
@@ -444,7 +461,9 @@ export class LimiterService implements OnModuleDestroy {
     this.armedAt = -Infinity; // never re-arm after shutdown
   }
 
+  /** Every answered acquire passes here, local or cluster, at once or after waiting. */
   private report(d: Decision, started: number): Decision {
+    if (!d.allowed && limitedBy(d.code)) this.refusedKeys.refused(d.quota, d.key);
     if (this.observers.length > 0) {
       const seconds = (performance.now() - started) / 1000;
       for (const o of this.observers) o.decided(d.quota, d.code, seconds);

@@ -1,5 +1,6 @@
 import type { KeyStats } from '../messages/stats';
 import type { Scope } from '../quota-spec';
+import type { RefusedKey } from './top-refused';
 
 /** One quota's counts on one replica since it started (like Prometheus counters). */
 export interface QuotaCount {
@@ -15,6 +16,12 @@ export interface QuotaCount {
    * `scope: cluster` quota without Redis too). Absent from limiters that predate it.
    */
   readonly scope?: Scope;
+  /**
+   * The keys this replica refused most in the quota since its previous report, most first: at
+   * most TOP_REFUSED_K, each key at most MAX_TOP_REFUSED_KEY_LENGTH characters. Absent when it
+   * refused none (and from limiters that predate it).
+   */
+  readonly topRefused?: readonly RefusedKey[];
 }
 
 /** What a limiter publishes every STATS_REPORT_EVERY_MS on ControlNames.statsReport. */

@@ -6,3 +6,4 @@ export * from './bucket-view';
 export { composeQuotas } from './compose-quotas';
 export { parseStatsReport } from './parse-stats-report';
 export * from './signing';
+export * from './top-refused';

@@ -1,8 +1,16 @@
 import { SCOPES, type Scope } from '../quota-spec';
 import type { QuotaCount, StatsReport } from './control-messages';
+import { MAX_TOP_REFUSED_KEY_LENGTH, TOP_REFUSED_K, type RefusedKey } from './top-refused';
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/** A refusal count of one report period. */
+const MAX_TALLY = 2 ** 40;
+
+function isTally(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TALLY;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -17,17 +25,49 @@ function isScope(value: unknown): value is Scope {
 const MAX_REPLICA_LENGTH = 128;
 const MAX_QUOTA_LENGTH = 256;
 
+function parseRefusedKey(value: unknown): RefusedKey | undefined {
+  if (!isRecord(value)) return undefined;
+  const { key, count, error } = value;
+  if (typeof key !== 'string' || key === '' || key.length > MAX_TOP_REFUSED_KEY_LENGTH) {
+    return undefined;
+  }
+  // Integers a sum over REPORT_BOUNDS.replicas keeps safe: refusals in one period are far fewer.
+  if (!isTally(count) || !isTally(error) || error > count) return undefined;
+  return { key, count, error };
+}
+
+/** At most TOP_REFUSED_K well-formed entries, or undefined (the report is spoilt). */
+function parseTopRefused(value: unknown): RefusedKey[] | undefined {
+  if (!Array.isArray(value) || value.length > TOP_REFUSED_K) return undefined;
+  const keys: RefusedKey[] = [];
+  for (const entry of value) {
+    const key = parseRefusedKey(entry);
+    if (key === undefined) return undefined;
+    keys.push(key);
+  }
+  return keys;
+}
+
 function parseQuotaCount(value: unknown): QuotaCount | undefined {
   if (!isRecord(value)) return undefined;
-  const { quota, approved, denied, queued, activeKeys, scope } = value;
+  const { quota, approved, denied, queued, activeKeys, scope, topRefused } = value;
   if (typeof quota !== 'string' || quota === '' || quota.length > MAX_QUOTA_LENGTH)
     return undefined;
   if (!isCount(approved) || !isCount(denied) || !isCount(queued) || !isCount(activeKeys)) {
     return undefined;
   }
   if (scope !== undefined && !isScope(scope)) return undefined;
-  const count = { quota, approved, denied, queued, activeKeys };
-  return scope === undefined ? count : { ...count, scope };
+  const top = topRefused === undefined ? undefined : parseTopRefused(topRefused);
+  if (topRefused !== undefined && top === undefined) return undefined;
+  return {
+    quota,
+    approved,
+    denied,
+    queued,
+    activeKeys,
+    ...(scope !== undefined && { scope }),
+    ...(top !== undefined && top.length > 0 && { topRefused: top }),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { useId } from 'preact/hooks';
-import type { QuotaHistory } from '../../live/history';
+import type { QuotaHistory, RefusedKeyInput } from '../../live/history';
+import { keysHref } from '../../routes';
 import { count, rate } from '../../ui/format';
 import { Chart, type ChartSeries } from './chart';
 
@@ -17,7 +18,35 @@ function figure(value: number | null | undefined, format: (n: number) => string)
   return value === null || value === undefined ? '—' : format(value);
 }
 
-/** One quota: its latest figures and its last 10 minutes. */
+/** The keys the quota refused most lately, each a link to its counts on the Keys page. */
+function TopRefused(props: { quota: string; keys: readonly RefusedKeyInput[] }) {
+  const headingId = useId();
+  return (
+    <div class="live-refused">
+      <h3 id={headingId}>Refused most</h3>
+      <ol aria-labelledby={headingId}>
+        {props.keys.map((r) => (
+          <li key={r.key}>
+            <a href={keysHref(r.key, props.quota)}>{r.key}</a>{' '}
+            <span
+              class="muted"
+              title={
+                r.error > 0
+                  ? `refused ${r.count - r.error} to ${r.count} times in the limiters' last report`
+                  : `refused ${r.count} times in the limiters' last report`
+              }
+            >
+              {count(r.count)}
+              {r.error > 0 && ` (±${count(r.error)})`}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+/** One quota: its latest figures, the keys it refuses most, and its last 10 minutes. */
 export function QuotaPanel(props: { quota: QuotaHistory }) {
   const headingId = useId();
   const { quota } = props;
@@ -49,6 +78,7 @@ export function QuotaPanel(props: { quota: QuotaHistory }) {
         </div>
       </dl>
       {!reported && <p class="muted live-note">Not in the last update.</p>}
+      {quota.topRefused.length > 0 && <TopRefused quota={quota.name} keys={quota.topRefused} />}
       <Chart
         label={`${quota.name}: admitted and refused per second, last 10 minutes`}
         series={RATE_SERIES}
