@@ -459,7 +459,7 @@ function tracing(nc: NatsConnection, singles: readonly Uint8Array[]): Promise<Tr
 
 function tracingRows(j: TracingFigure): string[] {
   const peer = 'same build, tracing off';
-  const exported = `${(j.exportedShare * 100).toFixed(1)}% of traced acquires' spans received`;
+  const exported = `spans received: about ${(j.exportedShare * 100).toFixed(0)}% of traced acquires`;
   return [
     `| (j) NATS acquire, ${IN_FLIGHT} in flight, req/s, every acquire a span | ${fmt(j.natsOn)} | ${fmt(j.natsOff)} | ${peer} (${exported}) | ${ratio(j.natsOn, j.natsOff)} | |`,
     `| (j) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s, every acquire a span | ${fmt(j.httpOn)} | ${fmt(j.httpOff)} | ${peer} | ${ratio(j.httpOn, j.httpOff)} | |`,

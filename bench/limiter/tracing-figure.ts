@@ -1,18 +1,18 @@
 /**
  * (j) of bench/limiter.bench.ts: what tracing costs. Two limiters of this build, one without
  * OTEL_EXPORTER_OTLP_ENDPOINT (the SDK not loaded) and one sending a span per acquire to an
- * OTLP/HTTP receiver in this process that counts the spans and discards them; NATS single
- * acquires and HTTP `POST /rate/:key`, rounds alternating between the two. No request carries a
- * traceparent, so every acquire starts a sampled trace of its own: the most tracing can cost.
+ * OTLP/HTTP collector that counts the spans and discards them (otlp-discard-server.ts, a process
+ * of its own); NATS single acquires and HTTP `POST /rate/:key`, rounds alternating between the
+ * two. No request carries a traceparent, so every acquire starts a sampled trace of its own: the
+ * most tracing can cost.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from 'nats';
-import { startOtlpReceiver } from '../../test/support/otlp-receiver';
 import { closedLoop } from './nats-load';
-import type { Child } from './processes';
+import { freePort, startNode, type Child } from './processes';
 import { median, rounds } from './rounds';
 
 export interface TracingFigure {
@@ -40,7 +40,14 @@ export interface TracingFigureOptions {
 }
 
 export async function tracingFigure(o: TracingFigureOptions): Promise<TracingFigure> {
-  const receiver = await startOtlpReceiver(false);
+  const receiverPort = await freePort();
+  const receiver = await startNode(
+    [join(__dirname, 'otlp-discard-server.js'), String(receiverPort)],
+    {},
+    (out) => out.includes('ready'),
+  );
+  const spans = async (): Promise<number> =>
+    Number(await (await fetch(`http://127.0.0.1:${receiverPort}/count`)).text());
   const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'limiter-bench-tracing-')));
   const prefixes = [0, 1].map(() => `bench.${randomUUID().replaceAll('-', '')}`);
   const children: Child[] = [];
@@ -48,7 +55,7 @@ export async function tracingFigure(o: TracingFigureOptions): Promise<TracingFig
     const off = await o.start(prefixes[0]!, dirs[0]!);
     children.push(off);
     const on = await o.start(prefixes[1]!, dirs[1]!, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
     });
     children.push(on);
     let tracedAcquires = 0;
@@ -79,11 +86,11 @@ export async function tracingFigure(o: TracingFigureOptions): Promise<TracingFig
       natsOn: natsOn!,
       httpOff: httpOff!,
       httpOn: httpOn!,
-      exportedShare: receiver.count() / tracedAcquires,
+      exportedShare: (await spans()) / tracedAcquires,
     };
   } finally {
     for (const child of children.reverse()) await child.stop();
-    await receiver.close();
+    await receiver.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
