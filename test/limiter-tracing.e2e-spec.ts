@@ -172,8 +172,19 @@ describe('limiter traces over OTLP', () => {
     });
     // Outside any span: no header sent, a root span of its own.
     await client.acquire({ key: 'nats-untraced' });
+    // A caller that did not sample its trace: no span.
+    const unsampled = newParent();
+    const res = await fetch(`${limiter.url}/v1/acquire`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: unsampled.traceparent.replace(/-01$/, '-00'),
+      },
+      body: JSON.stringify({ key: 'unsampled-key' }),
+    });
+    expect(((await res.json()) as { code: string }).code).toBe('OK');
 
-    // warm-up + 3 HTTP + 1 GoCC + 2 SDK + 1 header + 1 untraced
+    // warm-up + 3 HTTP + 1 GoCC + 2 SDK + 1 header + 1 untraced (the unsampled one has none)
     await waitForSpans(receiver, 9);
     expect(receiver.strays).toEqual([]);
     expect(receiver.spans).toHaveLength(9);
@@ -217,6 +228,7 @@ describe('limiter traces over OTLP', () => {
         'ratelimit.cost.requests': 1,
       });
     }
+    expect(spansOf(receiver, unsampled)).toEqual([]);
     // The two spans without a parent: the warm-up and the acquire made outside a span.
     const roots = receiver.spans.filter((s) => s.parentSpanId === '');
     expect(roots).toHaveLength(2);
@@ -269,7 +281,7 @@ describe('limiter without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
         ]),
       );
       // app.close() exported the span before the process printed.
-      expect(receiver.count()).toBe(1);
+      expect(receiver.spans).toHaveLength(1);
     } finally {
       await receiver.close();
     }

@@ -1,6 +1,6 @@
 /**
- * An OTLP/HTTP collector for tests and benchmarks: a plain node:http server taking
- * `POST /v1/traces` in OTLP's JSON encoding, keeping the spans it got (or only counting them).
+ * An OTLP/HTTP collector for tests: a plain node:http server taking `POST /v1/traces` in OTLP's
+ * JSON encoding, keeping the spans it got.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,8 +44,6 @@ export interface OtlpReceiver {
   /** The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
   readonly endpoint: string;
   readonly spans: ReceivedSpan[];
-  /** Spans received, kept or not. */
-  count(): number;
   /** Requests that were not a POST of JSON to /v1/traces. */
   readonly strays: string[];
   close(): Promise<void>;
@@ -62,11 +60,9 @@ function attributesOf(list: { key: string; value: AnyValue }[] | undefined) {
   return Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
 }
 
-/** `keep: false`: spans are counted, not parsed into objects (the benchmark's discard endpoint). */
-export async function startOtlpReceiver(keep = true): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const strays: string[] = [];
-  let counted = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -82,8 +78,6 @@ export async function startOtlpReceiver(keep = true): Promise<OtlpReceiver> {
         const serviceName = attributesOf(rs.resource?.attributes)['service.name'];
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
-            counted++;
-            if (!keep) continue;
             spans.push({
               traceId: s.traceId,
               spanId: s.spanId,
@@ -105,7 +99,6 @@ export async function startOtlpReceiver(keep = true): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     strays,
-    count: () => counted,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -9,8 +9,8 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
-  type Context,
   type Span,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -36,10 +36,16 @@ export function otlpAcquireTracer(settings: OtlpSettings): AcquireTracer {
   const tracer = provider.getTracer('ratelimit-limiter');
   return {
     traced(traceparent, transport, input, acquire): AcquireAnswer {
+      const parent = parseTraceparent(traceparent);
+      // The caller did not sample its trace: no span (the SDK's parent-based sampler would
+      // record none either), and none of its cost.
+      if (parent !== undefined && (parent.traceFlags & TraceFlags.SAMPLED) === 0) return acquire();
       const span = tracer.startSpan(
         ACQUIRE_SPAN,
         { kind: SpanKind.SERVER, attributes: requestAttributes(transport, input) },
-        parentOf(traceparent),
+        parent === undefined
+          ? ROOT_CONTEXT
+          : trace.setSpanContext(ROOT_CONTEXT, { ...parent, isRemote: true }),
       );
       let answer: AcquireAnswer;
       try {
@@ -59,12 +65,6 @@ export function otlpAcquireTracer(settings: OtlpSettings): AcquireTracer {
     },
     shutdown: () => provider.shutdown(),
   };
-}
-
-function parentOf(traceparent: string | undefined): Context {
-  const parent = parseTraceparent(traceparent);
-  if (parent === undefined) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, { ...parent, isRemote: true });
 }
 
 /** What the request asked: its transport, quota (if named), cost per unit and whether it waits. */
