@@ -13,13 +13,16 @@
  *       (bench/limiter/cluster-figure.ts); needs Redis (REDIS_URL), left out of a full run without it.
  *   (i) RSS and heap of a limiter after 1 M NATS acquires each with a new requestId, beside a
  *       limiter after the same acquires without ids (bench/limiter/id-memory.ts).
+ *   (j) NATS single acquires and HTTP `POST /rate/:key` with tracing on (a span per acquire to an
+ *       OTLP/HTTP receiver in this process that discards them) vs the same build with tracing off
+ *       (bench/limiter/tracing-figure.ts).
  *   (e), (f) "NestJS transport": (a) and (b) against the limiter built from the commit before its
  *       NATS side became a Nest transport strategy (bench/limiter/baseline.ts), plain JSON and
  *       Nest envelopes; written to its own section of docs/benchmarks.md.
  * The load generator, the servers and nats-server share this machine's cores.
  * BENCH_QUICK=1 shortens every run (smoke test); BENCH_SKIP_BUILD=1 uses the existing build of this tree;
  * BENCH_ONLY=transport runs (e) and (f) only, BENCH_ONLY=h2c (g) only, BENCH_ONLY=cluster (h) only,
- * BENCH_ONLY=ids (i) only;
+ * BENCH_ONLY=ids (i) only, BENCH_ONLY=tracing (j) only;
  * BENCH_BASELINE_REF builds
  * another peer for (e) and (f).
  */
@@ -42,12 +45,14 @@ import { closedLoop, openLoop, type Latency } from './limiter/nats-load';
 import { transportFigures } from './limiter/nest-transport';
 import { freePort, runNode, startNode, type Child } from './limiter/processes';
 import { median, rounds, ROUNDS } from './limiter/rounds';
+import { tracingFigure, type TracingFigure } from './limiter/tracing-figure';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY_TRANSPORT = process.env.BENCH_ONLY === 'transport';
 const ONLY_H2C = process.env.BENCH_ONLY === 'h2c';
 const ONLY_CLUSTER = process.env.BENCH_ONLY === 'cluster';
 const ONLY_IDS = process.env.BENCH_ONLY === 'ids';
+const ONLY_TRACING = process.env.BENCH_ONLY === 'tracing';
 /** Acquires per limiter in (i): the issue's 1 M, or 100 000 in a smoke run. */
 const ID_COUNT = QUICK ? 100_000 : 1_000_000;
 const SECONDS = QUICK ? 0.5 : 3;
@@ -189,6 +194,7 @@ async function main(): Promise<void> {
   if (ONLY_H2C) return onlyH2c();
   if (ONLY_CLUSTER) return onlyCluster();
   if (ONLY_IDS) return onlyIds();
+  if (ONLY_TRACING) return onlyTracing();
   const baseline = buildBaseline(root, DIRECT_NATS_REF);
   const prefix = `bench.${randomUUID().replaceAll('-', '')}`;
   const echoPrefix = `${prefix}.echo`;
@@ -315,6 +321,9 @@ async function main(): Promise<void> {
     );
     const i = await idMemory(nc);
 
+    process.stderr.write('(j) tracing off and on\n');
+    const j = await tracing(nc, singles);
+
     const table = [
       `node ${process.version}; ${cpus().length} cores shared by the load generator, the servers and`,
       `nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
@@ -329,6 +338,7 @@ async function main(): Promise<void> {
       h2cRow(g),
       clusterRow(h),
       ...idRows(i),
+      ...tracingRows(j),
     ].join('\n');
     process.stdout.write(`${table}\n`);
     if (QUICK) return;
@@ -425,6 +435,50 @@ async function onlyIds(): Promise<void> {
         '| figure | limiter | peer | peer is | ratio | goal |',
         '|---|---:|---:|---|---:|---|',
         ...idRows(i),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await nc.close();
+  }
+}
+
+/** (j) against two limiters of this build, tracing off and on (bench/limiter/tracing-figure.ts). */
+function tracing(nc: NatsConnection, singles: readonly Uint8Array[]): Promise<TracingFigure> {
+  const main = join(root, 'dist', 'apps', 'limiter', 'main.js');
+  return tracingFigure({
+    nc,
+    singles,
+    inFlight: IN_FLIGHT,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    http: autocannon,
+    start: (prefix, dataDir, env) => startLimiter(main, prefix, dataDir, env),
+  });
+}
+
+function tracingRows(j: TracingFigure): string[] {
+  const peer = 'same build, tracing off';
+  const exported = `spans received: about ${(j.exportedShare * 100).toFixed(0)}% of traced acquires`;
+  return [
+    `| (j) NATS acquire, ${IN_FLIGHT} in flight, req/s, every acquire a span | ${fmt(j.natsOn)} | ${fmt(j.natsOff)} | ${peer} (${exported}) | ${ratio(j.natsOn, j.natsOff)} | |`,
+    `| (j) HTTP POST /rate/:key, ${HTTP_CONNECTIONS} connections, req/s, every acquire a span | ${fmt(j.httpOn)} | ${fmt(j.httpOff)} | ${peer} | ${ratio(j.httpOn, j.httpOff)} | |`,
+  ];
+}
+
+/** BENCH_ONLY=tracing: (j) alone, printed, the docs left alone. */
+async function onlyTracing(): Promise<void> {
+  const nc = await connect({ servers: NATS_URL, name: 'bench-client' });
+  try {
+    const j = await tracing(nc, acquirePayloads());
+    process.stdout.write(
+      [
+        `node ${process.version}; ${cpus().length} cores shared by the load generator, the OTLP receiver,`,
+        `two limiters and nats-server; median of ${ROUNDS} rounds of ${SECONDS}s, peers alternating round by round`,
+        '',
+        '| figure | limiter | peer | peer is | ratio | goal |',
+        '|---|---:|---:|---|---:|---|',
+        ...tracingRows(j),
         '',
       ].join('\n'),
     );

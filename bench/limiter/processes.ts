@@ -1,5 +1,6 @@
 /** Child processes of the limiter benchmark: every server runs apart from the load generator. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 
 export interface Child {
   readonly process: ChildProcess;
@@ -7,7 +8,21 @@ export interface Child {
   stop(): Promise<number | null>;
 }
 
-export { freePort } from '../../test/support/limiter-process';
+/**
+ * A port nobody listens on right now. Its own, not test/support's: that module brings the test
+ * control keys, whose `@app/contracts` import the compiled benchmark (plain node) cannot resolve.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** Starts `node args...` (in `cwd`); resolves once `ready()` says so (bounded). */
 export async function startNode(

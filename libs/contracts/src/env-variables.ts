@@ -292,6 +292,18 @@ export const ENV_VARIABLES = [
     meaning: 'ms requests in flight have after SIGTERM before they are cut',
   },
   {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    apps: limiter,
+    default: '(unset)',
+    meaning: 'OTLP/HTTP collector a span per acquire is sent to (`/v1/traces`); unset: no tracing',
+  },
+  {
+    name: 'OTEL_SERVICE_NAME',
+    apps: limiter,
+    default: 'ratelimit-limiter',
+    meaning: 'the `service.name` of the spans OTEL_EXPORTER_OTLP_ENDPOINT receives',
+  },
+  {
     name: 'ADMIN_TOKEN',
     apps: admin,
     default: '(unset)',

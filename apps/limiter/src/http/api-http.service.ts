@@ -17,11 +17,14 @@ import type { KeyStats } from '@app/engine';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
+import type { AcquireTracer } from '../tracing/acquire-tracer';
+import { Tracing } from '../tracing/tracing.service';
 import { whenDone, type MaybeAsync } from '../engine-host/maybe-async';
 import { abortWhenClientLeaves } from './client-gone';
 import { failureReply } from '../engine-host/failure-reply';
 import { RateLimitHeaders } from './rate-limit-headers';
 import { logRefusal } from './refusal-log';
+import { traceparentOf } from './traceparent-header';
 import { refuseInvalid, refuseJson, sendDecision, sendFailure, writeDecisionRaw } from './replies';
 import type { JsonRoute, RawBody, StatsRoute } from './route-types';
 
@@ -33,17 +36,29 @@ const NO_BODY = '';
  */
 @Injectable()
 export class ApiHttpService {
+  /** Set only with OTEL_EXPORTER_OTLP_ENDPOINT: a span per acquire. */
+  private readonly tracer: AcquireTracer | undefined;
+
   constructor(
     private readonly limiter: LimiterService,
     private readonly headers: RateLimitHeaders,
-  ) {}
+    tracing: Tracing,
+  ) {
+    this.tracer = tracing.acquires;
+  }
 
   /** `POST /v1/acquire`; a request with `wait: true` is answered when admitted or refused. */
   acquire(request: FastifyRequest<JsonRoute>, reply: FastifyReply): void | Promise<void> {
     const input = parseAcquireBody(request.body, parseAcquire);
     if (!input.ok) return refuseJson(reply, input.reply, input.failure);
-    const signal = input.value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
-    const answer = this.limiter.acquire(input.value, signal);
+    const value = input.value;
+    const signal = value.wait === true ? abortWhenClientLeaves(reply.raw) : undefined;
+    const answer =
+      this.tracer === undefined
+        ? this.limiter.acquire(value, signal)
+        : this.tracer.traced(traceparentOf(request), 'http', value, () =>
+            this.limiter.acquire(value, signal),
+          );
     if (answer instanceof Promise) {
       return answer.then((decision) =>
         writeDecisionRaw(reply, decision, this.headers.of(decision)),

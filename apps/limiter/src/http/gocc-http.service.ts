@@ -18,11 +18,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimiterService } from '../engine-host/limiter.service';
 import { LIMITER_SETTINGS, type LimiterSettings } from '../settings/limiter-settings';
+import type { AcquireTracer } from '../tracing/acquire-tracer';
+import { Tracing } from '../tracing/tracing.service';
 import { abortWhenClientLeaves } from './client-gone';
 import { OneAtATime } from './one-at-a-time';
 import { RateLimitHeaders } from './rate-limit-headers';
 import type { FieldRefusal } from './refusal-log';
 import { refuseText, sendText, TEXT, writeRaw } from './replies';
+import { traceparentOf } from './traceparent-header';
 import type { DebugListRoute, DebugRoute, GoccReleaseRoute, RateRoute } from './route-types';
 
 /** A GoCC request costs one request; shared, the engine only reads it. */
@@ -51,12 +54,17 @@ const OVERRIDE_FIELDS: Readonly<Record<string, string>> = {
 export class GoccHttpService {
   /** `GET /debug` pages, built one at a time. */
   private readonly pages = new OneAtATime();
+  /** Set only with OTEL_EXPORTER_OTLP_ENDPOINT: a span per acquire. */
+  private readonly tracer: AcquireTracer | undefined;
 
   constructor(
     private readonly limiter: LimiterService,
     @Inject(LIMITER_SETTINGS) private readonly settings: LimiterSettings,
     private readonly headers: RateLimitHeaders,
-  ) {}
+    tracing: Tracing,
+  ) {
+    this.tracer = tracing.acquires;
+  }
 
   /** `POST|GET /rate/:key?canWait=&maxRequests=&maxRequestsInQueue=`. */
   rate(request: FastifyRequest<RateRoute>, reply: FastifyReply): void | Promise<void> {
@@ -72,7 +80,13 @@ export class GoccHttpService {
     }
     const wait = options.value.canWait;
     const input: NormalisedAcquire = { key: key.value, cost: ONE_REQUEST, wait };
-    const answer = this.limiter.acquire(input, wait ? abortWhenClientLeaves(reply.raw) : undefined);
+    const signal = wait ? abortWhenClientLeaves(reply.raw) : undefined;
+    const answer =
+      this.tracer === undefined
+        ? this.limiter.acquire(input, signal)
+        : this.tracer.traced(traceparentOf(request), 'http', input, () =>
+            this.limiter.acquire(input, signal),
+          );
     if (answer instanceof Promise) {
       return answer.then((decision) => answerRate(reply, decision, this.headers.of(decision)));
     }

@@ -7,6 +7,8 @@ import { natsHandlers } from './nats-handlers';
 import { NatsRequestsService } from './nats-requests.service';
 import { NatsResponder } from './nats-responder';
 import { ReplyGuard } from './reply-guard';
+import type { AcquireTracer } from '../tracing/acquire-tracer';
+import type { Tracing } from '../tracing/tracing.service';
 
 /**
  * Headers are decoded by nats.js when `msg.headers` is first read: the hot path must not read them
@@ -62,6 +64,27 @@ describe('NATS headers, read only for a refusal', () => {
     );
     expect(codes).toEqual(['OK', 'OK', 'OK', 'OK', 'OK', 'RATE_LIMITED']);
     expect(served.map(({ reads }) => reads())).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it('reads them, for the traceparent, only when acquires are traced', () => {
+    const parents: (string | undefined)[] = [];
+    const tracer: AcquireTracer = {
+      traced: (traceparent, _transport, _input, acquire) => {
+        parents.push(traceparent);
+        return acquire();
+      },
+      shutdown: () => Promise.resolve(),
+    };
+    handlers = natsHandlers(
+      natsSubjects('t'),
+      new NatsRequestsService(limiter, { acquires: tracer } as Tracing),
+    );
+    const traced = message('{"key":"k"}');
+    serve(traced.msg);
+
+    expect(traced.reads()).toBeGreaterThan(0);
+    expect(parents).toEqual([undefined]);
+    expect(JSON.parse(Buffer.from(traced.replies[0]!).toString())).toMatchObject({ code: 'OK' });
   });
 
   it('reads them for a refusal, which is logged with the correlation id', () => {

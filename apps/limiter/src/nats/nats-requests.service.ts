@@ -15,12 +15,16 @@ import {
   type UsageReply,
 } from '@app/contracts';
 import type { Decision, KeyStats } from '@app/engine';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { failureReply } from '../engine-host/failure-reply';
 import { LimiterService } from '../engine-host/limiter.service';
 import { whenDone } from '../engine-host/maybe-async';
+import type { AcquireTracer } from '../tracing/acquire-tracer';
+import { Tracing } from '../tracing/tracing.service';
 import { asBuffer, encodeJson, rawJson } from './nats-codec';
 import { logRefusal, type HeaderSource } from './nats-log';
+
+const TRACEPARENT = 'traceparent';
 
 /** A reply ready to publish; an acquire that waits replies when the limiter answers it. */
 export type NatsReply = Uint8Array | Promise<Uint8Array>;
@@ -41,13 +45,28 @@ function batchEntry(raw: unknown, index: number): unknown {
  */
 @Injectable()
 export class NatsRequestsService {
-  constructor(private readonly limiter: LimiterService) {}
+  /** Set only with OTEL_EXPORTER_OTLP_ENDPOINT: a span per acquire, its parent from the headers. */
+  private readonly tracer: AcquireTracer | undefined;
+
+  constructor(
+    private readonly limiter: LimiterService,
+    @Optional() tracing?: Tracing,
+  ) {
+    this.tracer = tracing?.acquires;
+  }
 
   acquire(data: Uint8Array, source?: HeaderSource): NatsReply {
     const parsed = parseAcquireJson(asBuffer(data));
     if (!parsed.ok)
       return refused('acquire', parsed, data, source, invalidAcquireReply(parsed, rawJson(data)));
-    const decision = this.limiter.acquire(parsed.value);
+    const input = parsed.value;
+    // Headers are decoded on first read: only a traced acquire reads them.
+    const decision =
+      this.tracer === undefined
+        ? this.limiter.acquire(input)
+        : this.tracer.traced(traceparentIn(source), 'nats', input, () =>
+            this.limiter.acquire(input),
+          );
     return decision instanceof Promise ? decision.then(encodeJson) : encodeJson(decision);
   }
 
@@ -106,6 +125,11 @@ export class NatsRequestsService {
       outcome.ok ? encodeJson(outcome.value satisfies KeyStats) : encodeJson(failureReply(outcome)),
     );
   }
+}
+
+/** The message's `traceparent` header, if it has one. */
+function traceparentIn(source: HeaderSource | undefined): string | undefined {
+  return source?.headers?.get(TRACEPARENT) || undefined;
 }
 
 /** Bad input: logged (rate-limited), answered `reply` (INVALID_REQUEST in the operation's shape). */

@@ -136,6 +136,34 @@ describe('DEBUG_TOKEN', () => {
   );
 });
 
+describe('OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME', () => {
+  it('trace nothing by default or when empty', () => {
+    expect(readLimiterSettings({}).otlp).toBeUndefined();
+    expect(readLimiterSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).otlp).toBeUndefined();
+  });
+
+  it("export to the endpoint's /v1/traces as ratelimit-limiter, or OTEL_SERVICE_NAME", () => {
+    expect(
+      readLimiterSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otlp,
+    ).toEqual({ tracesUrl: 'http://collector:4318/v1/traces', serviceName: 'ratelimit-limiter' });
+    expect(
+      readLimiterSettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example/base',
+        OTEL_SERVICE_NAME: ' limiter-eu ',
+      }).otlp,
+    ).toEqual({ tracesUrl: 'https://otel.example/base/v1/traces', serviceName: 'limiter-eu' });
+  });
+
+  it.each([['collector:4318'], ['grpc://collector:4317'], ['not a url']])(
+    'refuses %j, naming the variable',
+    (raw) => {
+      expect(() => readLimiterSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: raw })).toThrow(
+        /^OTEL_EXPORTER_OTLP_ENDPOINT /,
+      );
+    },
+  );
+});
+
 describe('the LEASE_* variables', () => {
   it('default to 50 decisions/s, a 100 ms horizon, 1 s TTL, 250 ms idle and 10 000 keys', () => {
     expect(readLimiterSettings({}).lease).toEqual({

@@ -77,6 +77,11 @@ export interface LimiterSettings {
   readonly debugToken: string | undefined;
   /** LEASE_*: when and how cluster quotas' hot keys lease capacity from Redis. */
   readonly lease: LeaseSettings;
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME: where acquire spans go (OTLP/HTTP, JSON);
+   * undefined: no tracing, and the OpenTelemetry SDK is not even loaded.
+   */
+  readonly otlp: OtlpSettings | undefined;
   /** CONTROL_PUBLIC_KEY, REPORT_SEED, REPORT_PUBLIC_KEYS (docs/operations.md, "Control keys"). */
   readonly signing: LimiterSigning;
 }
@@ -163,6 +168,7 @@ export function readLimiterSettings(env: Env = process.env): LimiterSettings {
     ),
     debugToken: readDebugToken(env),
     lease: readLeaseSettings(env),
+    otlp: readOtlpSettings(env),
     signing: readLimiterSigning(env),
   };
 }
@@ -176,6 +182,33 @@ function readDebugToken(env: Env): string | undefined {
     );
   }
   return token;
+}
+
+/** Where spans are exported, and the service they are reported as. */
+export interface OtlpSettings {
+  /** The endpoint's traces path: OTEL_EXPORTER_OTLP_ENDPOINT plus `/v1/traces`, as OTLP has it. */
+  readonly tracesUrl: string;
+  readonly serviceName: string;
+}
+
+export const DEFAULT_OTEL_SERVICE_NAME = 'ratelimit-limiter';
+
+function readOtlpSettings(env: Env): OtlpSettings | undefined {
+  const endpoint = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
+  if (endpoint === undefined || endpoint === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT is not a URL: "${endpoint}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL`);
+  }
+  return {
+    tracesUrl: `${endpoint.replace(/\/+$/, '')}/v1/traces`,
+    serviceName: env['OTEL_SERVICE_NAME']?.trim() || DEFAULT_OTEL_SERVICE_NAME,
+  };
 }
 
 function readLeaseSettings(env: Env): LeaseSettings {

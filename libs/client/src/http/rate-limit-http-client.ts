@@ -18,6 +18,7 @@ import { acquireResult, batchReplies, decisionReply, operationReply } from '../r
 import { RequestIdGenerator } from '../request-ids';
 import { acquireTimeoutMs, checkCallOptions, timerDelayMs } from '../timeouts';
 import { invalidReply, Unanswered } from '../unanswered';
+import { activeTraceHeaders, TRACEPARENT, TRACESTATE, type TraceHeaders } from '../trace-context';
 import { checkAcquire, checkBatch } from '../validate';
 import { readCappedBody } from './capped-body';
 
@@ -72,7 +73,9 @@ export class RateLimitHttpClient {
       checkAcquire(request);
       const sent = this.withId(request);
       const timeout = acquireTimeoutMs(sent, options?.timeoutMs ?? this.timeoutMs);
-      return this.decision(API_ROUTES.acquire, sent, timeout, options?.signal);
+      // Inside an active OpenTelemetry span: its traceparent, so the limiter's span is its child.
+      const trace = activeTraceHeaders();
+      return this.decision(API_ROUTES.acquire, sent, timeout, options?.signal, trace);
     });
   }
 
@@ -165,8 +168,9 @@ export class RateLimitHttpClient {
     request: AcquireRequest,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    trace?: TraceHeaders,
   ): Promise<ClientAcquireReply> {
-    const answer = await this.exchange('POST', path, request, timeoutMs, { signal });
+    const answer = await this.exchange('POST', path, request, timeoutMs, { signal }, trace);
     return replyOrPolicy(decisionReply(answer, request), this.policy, request);
   }
 
@@ -195,6 +199,7 @@ export class RateLimitHttpClient {
     body: unknown,
     timeoutMs: number,
     options: CallOptions | undefined,
+    trace?: TraceHeaders,
   ): Promise<unknown> {
     const timer = AbortSignal.timeout(timerDelayMs(timeoutMs));
     const signal = options?.signal === undefined ? timer : AbortSignal.any([timer, options.signal]);
@@ -203,7 +208,7 @@ export class RateLimitHttpClient {
     try {
       response = await fetch(this.baseUrl + path, {
         method,
-        headers: this.headers,
+        headers: trace === undefined ? this.headers : withTrace(this.headers, trace),
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
@@ -224,6 +229,12 @@ export class RateLimitHttpClient {
       return notJson(error, `HTTP ${response.status}: `);
     }
   }
+}
+
+function withTrace(headers: Record<string, string>, trace: TraceHeaders): Record<string, string> {
+  const traced: Record<string, string> = { ...headers, [TRACEPARENT]: trace.traceparent };
+  if (trace.tracestate !== undefined) traced[TRACESTATE] = trace.tracestate;
+  return traced;
 }
 
 /** fetch's TypeError hides the reason (ECONNREFUSED...) in `cause`. */

@@ -19,6 +19,7 @@ import { PendingCall } from '../pending-call';
 import { RequestIdGenerator } from '../request-ids';
 import { acquireTimeoutMs, checkCallOptions } from '../timeouts';
 import { RELEASE, STATS, USAGE, type Operation } from '../operations';
+import { activeTraceHeaders, type TraceHeaders } from '../trace-context';
 import { checkAcquire, checkBatch } from '../validate';
 import { AcquireBatcher } from './acquire-batcher';
 import { ReplyMux, type ReplyWaiter } from './reply-mux';
@@ -65,19 +66,26 @@ export class RateLimitClient {
 
   /**
    * Acquires capacity. Batched with the other acquires of this turn unless it may wait (batch
-   * entries cannot) or has its own timeoutMs.
+   * entries cannot), has its own timeoutMs, or is made inside an active OpenTelemetry span: then
+   * it goes alone, with the span's `traceparent` header, and the limiter's span is its child.
    */
   acquire(request: AcquireRequest, options?: CallOptions): Promise<ClientAcquireReply> {
     const refused = this.refuse(request, checkAcquire, options);
     if (refused !== undefined) return refused;
     const sent = this.withId(request);
-    if (this.batcher !== undefined && sent.wait !== true && options?.timeoutMs === undefined) {
+    const trace = activeTraceHeaders();
+    if (
+      trace === undefined &&
+      this.batcher !== undefined &&
+      sent.wait !== true &&
+      options?.timeoutMs === undefined
+    ) {
       const call = new PendingCall<ClientAcquireReply>(options?.signal);
       if (!call.settled) this.batcher.add(call, sent);
       return call.promise;
     }
     const timeout = acquireTimeoutMs(sent, options?.timeoutMs ?? this.timeoutMs);
-    return this.decision(this.subjects.acquire, sent, timeout, options?.signal);
+    return this.decision(this.subjects.acquire, sent, timeout, options?.signal, trace);
   }
 
   /** Answers as acquire would, charging nothing; never batched (acquire.batch only acquires). */
@@ -156,11 +164,12 @@ export class RateLimitClient {
     request: AcquireRequest,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    trace?: TraceHeaders,
   ): Promise<ClientAcquireReply> {
     const call = new PendingCall<ClientAcquireReply>(signal, this.cancelAlone);
     if (call.settled) return call.promise;
     const waiter = new DecisionWaiter(call, request, this.policy);
-    call.token = this.mux.request(subject, encodeJson(request), waiter, timeoutMs);
+    call.token = this.mux.request(subject, encodeJson(request), waiter, timeoutMs, trace);
     return call.promise;
   }
 

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 // Types only: the HTTP client works without the nats package installed.
-import type { Msg, NatsConnection, NatsError, Subscription } from 'nats';
+import type { Msg, MsgHdrs, NatsConnection, NatsError, Subscription } from 'nats';
 import type { UnavailableReason } from '../errors';
 import { timerDelayMs } from '../timeouts';
+import { TRACEPARENT, TRACESTATE, type TraceHeaders } from '../trace-context';
 
 /** Whoever waits for the reply to one published request. */
 export interface ReplyWaiter {
@@ -16,6 +17,19 @@ interface Entry {
 }
 
 const NO_RESPONDERS = 503;
+
+/**
+ * NATS headers carrying the caller's trace context. nats is loaded here, by a traced request only:
+ * a client that has a NATS connection has it installed.
+ */
+function traceHeaders(trace: TraceHeaders): MsgHdrs {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nats = require('nats') as { headers(): MsgHdrs };
+  const hdrs = nats.headers();
+  hdrs.set(TRACEPARENT, trace.traceparent);
+  if (trace.tracestate !== undefined) hdrs.set(TRACESTATE, trace.tracestate);
+  return hdrs;
+}
 
 /** An inbox of this client's own under the connection's inboxPrefix (default `_INBOX`). */
 function newInbox(connection: NatsConnection): string {
@@ -77,7 +91,13 @@ export class ReplyMux {
    * Publishes `data` on `subject` with a reply subject of its own; the waiter hears once. The
    * token returned cancels it ('' when it failed at once).
    */
-  request(subject: string, data: Uint8Array, waiter: ReplyWaiter, timeoutMs: number): string {
+  request(
+    subject: string,
+    data: Uint8Array,
+    waiter: ReplyWaiter,
+    timeoutMs: number,
+    trace?: TraceHeaders,
+  ): string {
     if (this.connection.isClosed()) {
       waiter.onFailure('connection-closed');
       return '';
@@ -86,7 +106,9 @@ export class ReplyMux {
     const timer = setTimeout(this.expireBound, timerDelayMs(timeoutMs), token);
     this.entries.set(token, { waiter, timer });
     try {
-      this.connection.publish(subject, data, { reply: `${this.inbox}.${token}` });
+      const reply = `${this.inbox}.${token}`;
+      if (trace === undefined) this.connection.publish(subject, data, { reply });
+      else this.connection.publish(subject, data, { reply, headers: traceHeaders(trace) });
     } catch {
       this.settleFailure(token, 'connection-closed');
     }
