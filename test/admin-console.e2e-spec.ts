@@ -329,7 +329,10 @@ describe('the console with the admin token', () => {
       const moving = async () =>
         (await shownValue(tab, 'console-live', 'Admitted/s')) > 0 &&
         (await shownValue(tab, 'console-live', 'Refused/s')) > 0;
-      while (!(await moving()) && Date.now() < deadline) await sleep(250);
+      // The panel is drawn once the quota is busy, so it may be moving from its first sample: wait
+      // for both, rates shown and the chart taking samples.
+      const drawing = async () => (await moving()) && (await samples(tab, 'console-live')) > first;
+      while (!(await drawing()) && Date.now() < deadline) await sleep(250);
       expect(await moving()).toBe(true);
       expect(await samples(tab, 'console-live')).toBeGreaterThan(first);
       tab.expectClean();
